@@ -1,0 +1,578 @@
+// FactoryApi: the one typed interface between the engine and every door (Electron IPC, remote HTTP,
+// the web bridge). Every resource shape the API carries is defined here, and nowhere else.
+// This file is pure types plus one constant table; `ui/` imports its types.
+
+// ───────────────────────────── Issues, projects, pipelines ─────────────────────────────
+
+/** What a run works on: typed by hand, or produced by a trigger. Only `title` is required. */
+export interface Issue {
+  title: string;
+  key?: string;
+  description?: string;
+  url?: string;
+  labels?: string[];
+  priority?: string;
+  source?: string;
+  /** The whole webhook body (generic webhooks), reachable as `{{issue.raw.<path>}}`. */
+  raw?: Record<string, unknown>;
+}
+
+export interface Project {
+  id: string;
+  name: string;
+  /** A folder, usually a git repository. */
+  path: string;
+  /** true: each run works in its own git worktree under `<data>/worktrees/<runId>`. */
+  worktrees: boolean;
+  /** Run in the workspace before the first step; its output goes to the setup log. */
+  setupCommand?: string;
+}
+
+export type StepKind = 'shell' | 'agent' | 'approval';
+
+export interface StepBase {
+  /** `/^[a-z][a-z0-9_-]{0,39}$/`, unique in the pipeline. */
+  id: string;
+  name: string;
+  /** Extra attempts after a failure (default 0). */
+  retries?: number;
+  /** Default 3600 for shell and agent steps. */
+  timeoutSec?: number;
+  continueOnError?: boolean;
+}
+
+export interface ShellStep extends StepBase {
+  kind: 'shell';
+  command: string;
+  env?: Record<string, string>;
+}
+
+export interface AgentStep extends StepBase {
+  kind: 'agent';
+  prompt: string;
+  systemPrompt?: string;
+  harnessId?: string;
+  model?: string;
+  /** No output for this long: a log line and an inbox item (default 600). */
+  stallSec?: number;
+}
+
+export interface ApprovalChoices {
+  mode: 'single' | 'multiple';
+  /** Labels; their option ids are "1", "2", ... in this order. */
+  options: string[];
+}
+
+export interface ApprovalStep extends StepBase {
+  kind: 'approval';
+  message: string;
+  choices?: ApprovalChoices;
+}
+
+export type Step = ShellStep | AgentStep | ApprovalStep;
+
+export interface Pipeline {
+  id: string;
+  projectId: string;
+  name: string;
+  description?: string;
+  /** Defaults; `startRun`'s `variables` override them. */
+  variables: Record<string, string>;
+  /** Defaults for agent steps. */
+  harnessId?: string;
+  model?: string;
+  /** Per pipeline; the global cap is `Settings.maxParallelRuns`. */
+  maxParallelRuns?: number;
+  steps: Step[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What `savePipeline` takes: an empty or missing id creates; times are set by the engine. */
+export type PipelineInput = Omit<Pipeline, 'id' | 'createdAt' | 'updatedAt'> & { id?: string; createdAt?: number; updatedAt?: number };
+
+/** What `saveProject` takes: an empty or missing id creates. */
+export type ProjectInput = Omit<Project, 'id'> & { id?: string };
+
+export type PipelineTemplateId = 'demo' | 'feature' | 'bugfix' | 'blank';
+export const pipelineTemplateIds: readonly PipelineTemplateId[] = ['demo', 'feature', 'bugfix', 'blank'];
+
+/** The export format (`exportPipeline`, `importPipeline`): no ids, no times, no secrets. */
+export interface PipelineExport {
+  servicePipeline: 1;
+  name: string;
+  description?: string;
+  variables: Record<string, string>;
+  harnessId?: string;
+  model?: string;
+  maxParallelRuns?: number;
+  steps: Step[];
+}
+
+// ───────────────────────────── Runs and logs ─────────────────────────────
+
+export type RunStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled' | 'rejected';
+export const finishedRunStatuses: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled', 'rejected'];
+
+export type StepStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'rejected';
+
+export interface StepUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+}
+
+export interface StepApproval {
+  approved: boolean;
+  comment?: string;
+  /** Option ids ("1", "2", ...). */
+  selected?: string[];
+  at: number;
+}
+
+export interface StepRun {
+  id: string;
+  name: string;
+  kind: StepKind;
+  status: StepStatus;
+  /** Latest attempt, 1-based; 0 = never started. */
+  attempt: number;
+  startedAt?: number;
+  finishedAt?: number;
+  exitCode?: number;
+  error?: string;
+  approval?: StepApproval;
+  usage?: StepUsage;
+  /** Only in `getRun`. */
+  output?: string;
+  /** The rendered prompt of an agent step; only in `getRun`. */
+  prompt?: string;
+  /** The rendered system prompt of an agent step; only in `getRun`. */
+  systemPrompt?: string;
+}
+
+export interface Run {
+  id: string;
+  pipelineId: string;
+  pipelineName: string;
+  projectId: string;
+  triggerId?: string;
+  issue?: Issue;
+  variables: Record<string, string>;
+  status: RunStatus;
+  error?: string;
+  workspace?: string;
+  createdAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+  steps: StepRun[];
+  /** The pipeline snapshot taken at start: only in `getRun`. */
+  pipeline?: Pipeline;
+}
+
+export interface StartRunRequest {
+  pipelineId: string;
+  issue?: Issue;
+  variables?: Record<string, string>;
+}
+
+export interface RunFilter {
+  status?: RunStatus;
+  pipelineId?: string;
+  search?: string;
+  limit?: number;
+}
+
+export interface LogLine {
+  runId: string;
+  /** '' = the run's setup log. */
+  stepId: string;
+  attempt: number;
+  line: string;
+  ts?: number;
+  stream?: 'out' | 'err' | 'info';
+}
+
+// ───────────────────────────── Connections and triggers ─────────────────────────────
+
+export type ConnectionKind = 'linear' | 'jira' | 'github';
+
+export interface ConnectionAccount {
+  id: string;
+  name: string;
+  email?: string;
+}
+
+/** A stored account at a tracker or code host. The token never leaves the engine. */
+export interface Connection {
+  id: string;
+  kind: ConnectionKind;
+  name: string;
+  /** API root; default the public service (Jira: the site URL, required). */
+  baseUrl?: string;
+  /** Jira Cloud basic auth. */
+  email?: string;
+  token: string;
+  account?: ConnectionAccount;
+}
+
+/** A connection as the API shows it: the token replaced by `hasToken`. */
+export type ConnectionView = Omit<Connection, 'token'> & { hasToken: boolean };
+
+/** What `saveConnection` and `testConnection` take: saving without a token keeps the stored one. */
+export type ConnectionInput = Omit<Connection, 'id' | 'token' | 'account'> & { id?: string; token?: string };
+
+export type TriggerKind = 'webhook' | 'linear' | 'jira' | 'github';
+
+export interface TriggerFilter {
+  team?: string;
+  repo?: string;
+  /** JQL for Jira. */
+  query?: string;
+  labels?: string[];
+  states?: string[];
+  assignee?: string;
+}
+
+export interface TriggerConfig {
+  id: string;
+  name: string;
+  kind: TriggerKind;
+  enabled: boolean;
+  pipelineId: string;
+  /** Not for 'webhook'. */
+  connectionId?: string;
+  /** 'webhook': prefilled with a random value; providers: optional. */
+  webhookSecret?: string;
+  /** Providers: default 60, minimum 15. */
+  pollIntervalSec?: number;
+  filter?: TriggerFilter;
+  /** Providers only: comment the result on the issue. */
+  writeBack?: { comment: boolean };
+  variables?: Record<string, string>;
+}
+
+export type TriggerInput = Omit<TriggerConfig, 'id'> & { id?: string };
+
+/** One thing that happened to a trigger, kept so the UI can answer "why did this not run?". */
+export interface LedgerEntry {
+  at: number;
+  source: 'webhook' | 'poll' | 'test';
+  key?: string;
+  /** 'started', 'duplicate', 'ignored: no title', 'invalid signature', ... */
+  decision: string;
+  runId?: string;
+}
+
+export interface TriggerState {
+  triggerId: string;
+  lastPollAt?: number;
+  nextPollAt?: number;
+  lastEventAt?: number;
+  lastError?: string;
+  processedCount: number;
+  /** The latest 200 events, newest first. */
+  ledger: LedgerEntry[];
+}
+
+// ───────────────────────────── Harnesses ─────────────────────────────
+
+export interface HarnessDefinition {
+  id: string;
+  name: string;
+  builtIn: boolean;
+  enabled: boolean;
+  command: string;
+  /** May use {{prompt}}, {{model}}, {{systemPrompt}}. */
+  args: string[];
+  /** 'arg': the prompt is the `{{prompt}}` element of args. */
+  promptVia: 'stdin' | 'arg';
+  versionArgs: string[];
+  modelsArgs?: string[];
+  models: string[];
+  /** A parser in src/harness/parsers: 'text', 'claude-stream-json', 'codex-json', ... */
+  output: string;
+  env?: Record<string, string>;
+}
+
+export interface HarnessStatus {
+  installed: boolean;
+  path?: string;
+  version?: string;
+  error?: string;
+}
+
+export type GenerateTarget = 'prompt' | 'systemPrompt' | 'command';
+
+export interface GenerateTextRequest {
+  target: GenerateTarget;
+  instructions: string;
+  harnessId: string;
+  model?: string;
+  current?: string;
+  pipeline?: PipelineInput;
+  stepId?: string;
+  requestId?: string;
+}
+
+export interface GeneratePipelineRequest {
+  description: string;
+  harnessId: string;
+  model?: string;
+}
+
+// ───────────────────────────── Channels and inbox ─────────────────────────────
+
+export type ChannelKind = 'slack' | 'discord' | 'ntfy' | 'telegram' | 'webhook' | 'desktop';
+export type ChannelEvent = 'run.succeeded' | 'run.failed' | 'run.waiting' | 'trigger.error';
+export const channelEvents: readonly ChannelEvent[] = ['run.succeeded', 'run.failed', 'run.waiting', 'trigger.error'];
+
+export interface Channel {
+  id: string;
+  kind: ChannelKind;
+  name: string;
+  /** Webhook URL; ntfy: server + topic; telegram: API base (optional). */
+  url?: string;
+  /** ntfy token, telegram bot token: treated like secrets. */
+  token?: string;
+  chatId?: string;
+  enabled: boolean;
+  events: ChannelEvent[];
+  /** Empty or missing = all pipelines. */
+  pipelineIds?: string[];
+}
+
+export type ChannelInput = Omit<Channel, 'id'> & { id?: string };
+
+export interface InboxItem {
+  id: string;
+  at: number;
+  kind: ChannelEvent | 'channel.error';
+  title: string;
+  body?: string;
+  runId?: string;
+  read: boolean;
+}
+
+// ───────────────────────────── Settings and snapshot ─────────────────────────────
+
+export interface ServerSettings {
+  enabled: boolean;
+  host: string;
+  port: number;
+}
+
+export interface Settings {
+  /** Defaults: off, '127.0.0.1', 7717. */
+  webhookServer: ServerSettings;
+  /** Defaults: off, '127.0.0.1', 7718. */
+  remoteAccess: ServerSettings & { allowedHosts?: string[] };
+  /** Default 2. */
+  maxParallelRuns: number;
+  defaultHarnessId?: string;
+  theme?: 'system' | 'light' | 'dark';
+}
+
+/** What `saveSettings` takes: any part of Settings; what is left out keeps its value. */
+export type SettingsInput = Partial<Omit<Settings, 'webhookServer' | 'remoteAccess'>> & {
+  webhookServer?: Partial<ServerSettings>;
+  remoteAccess?: Partial<Settings['remoteAccess']>;
+};
+
+export interface RemoteStatus {
+  enabled: boolean;
+  running: boolean;
+  url?: string;
+  error?: string;
+}
+
+export interface Snapshot {
+  settings: Settings;
+  projects: Project[];
+  pipelines: Pipeline[];
+  accounts: ConnectionView[];
+  triggers: TriggerConfig[];
+  triggerStates: Record<string, TriggerState>;
+  harnesses: HarnessDefinition[];
+  harnessStatus: Record<string, HarnessStatus>;
+  channels: Channel[];
+  /** The latest 300 runs, without outputs or prompts. */
+  runs: Run[];
+  /** The latest 100 inbox items. */
+  inbox: InboxItem[];
+  dataDir: string;
+  version: string;
+  /** The webhook server's listening base URL, or null when it does not run. */
+  webhookUrl: string | null;
+  /** Why the webhook server is not running although it is switched on. */
+  webhookError?: string;
+  remote: RemoteStatus;
+}
+
+export interface RemotePairing {
+  url: string;
+  token: string;
+  qrSvg: string;
+}
+
+export interface TestResult {
+  ok: boolean;
+  error?: string;
+}
+
+// ───────────────────────────── Events ─────────────────────────────
+
+/** Pushed events, by name, with their payloads. */
+export interface FactoryEvents {
+  run: Run;
+  'run-deleted': string;
+  logs: LogLine[];
+  inbox: InboxItem;
+  snapshot: Snapshot;
+  /** Desktop only: a path to show (tray menu, notification clicks). */
+  navigate: string;
+}
+
+export type FactoryEventName = keyof FactoryEvents;
+export const factoryEventNames: readonly FactoryEventName[] = ['run', 'run-deleted', 'logs', 'inbox', 'snapshot', 'navigate'];
+
+export type Unsubscribe = () => void;
+
+// ───────────────────────────── The API ─────────────────────────────
+
+/** Every method of the spec, in the spec's argument order. Optional arguments may be undefined. */
+export interface FactoryMethods {
+  // Runs
+  snapshot(): Promise<Snapshot>;
+  listRuns(filter?: RunFilter): Promise<Run[]>;
+  getRun(id: string): Promise<Run | undefined>;
+  startRun(request: StartRunRequest): Promise<Run>;
+  cancelRun(id: string): Promise<void>;
+  retryRun(id: string, fromStepId?: string): Promise<Run>;
+  deleteRun(id: string): Promise<void>;
+  approveStep(runId: string, stepId: string, approved: boolean, comment?: string, selected?: string[]): Promise<void>;
+  readStepLog(runId: string, stepId: string, attempt?: number): Promise<LogLine[]>;
+  readRunLog(runId: string): Promise<LogLine[]>;
+  // Projects and pipelines
+  saveProject(project: ProjectInput): Promise<Project>;
+  deleteProject(id: string): Promise<void>;
+  savePipeline(pipeline: PipelineInput): Promise<Pipeline>;
+  createPipelineFromTemplate(templateId: PipelineTemplateId, projectId?: string): Promise<Pipeline>;
+  duplicatePipeline(id: string): Promise<Pipeline>;
+  deletePipeline(id: string): Promise<void>;
+  exportPipeline(id: string): Promise<string>;
+  importPipeline(json: string): Promise<Pipeline>;
+  generatePipeline(request: GeneratePipelineRequest): Promise<Pipeline>;
+  cancelPipelineGeneration(): Promise<void>;
+  // Accounts and triggers
+  saveConnection(connection: ConnectionInput): Promise<ConnectionView>;
+  deleteConnection(id: string): Promise<void>;
+  testConnection(connection: ConnectionInput): Promise<TestResult & { account?: ConnectionAccount }>;
+  saveTrigger(trigger: TriggerInput): Promise<TriggerConfig>;
+  deleteTrigger(id: string): Promise<void>;
+  testTrigger(trigger: TriggerInput): Promise<TestResult & { issues: Issue[] }>;
+  pollTrigger(id: string): Promise<TriggerState>;
+  resetTrigger(id: string): Promise<void>;
+  // Harnesses and text generation
+  saveHarness(harness: HarnessDefinition): Promise<HarnessDefinition>;
+  deleteHarness(id: string): Promise<void>;
+  setHarnessEnabled(id: string, enabled: boolean): Promise<void>;
+  detectHarnesses(): Promise<Record<string, HarnessStatus>>;
+  listModels(harness: HarnessDefinition): Promise<string[]>;
+  refreshModels(id: string): Promise<HarnessDefinition>;
+  generateText(request: GenerateTextRequest): Promise<string>;
+  cancelGenerate(requestId: string): Promise<void>;
+  // Channels and inbox
+  saveChannel(channel: ChannelInput): Promise<Channel>;
+  deleteChannel(id: string): Promise<void>;
+  testChannel(channel: ChannelInput): Promise<TestResult>;
+  markInboxRead(ids?: string[]): Promise<void>;
+  clearInbox(): Promise<void>;
+  // Settings and desktop functions
+  saveSettings(settings: SettingsInput): Promise<Settings>;
+  pickDirectory(): Promise<string | null>;
+  openExternal(url: string): Promise<void>;
+  openPath(path: string): Promise<void>;
+  openInEditor(path: string): Promise<void>;
+  remotePairing(): Promise<RemotePairing>;
+  resetRemoteToken(): Promise<void>;
+}
+
+export type MethodName = keyof FactoryMethods;
+
+export type Platform = 'darwin' | 'linux' | 'web';
+
+export interface FactoryApi extends FactoryMethods {
+  readonly platform: Platform;
+  on<E extends FactoryEventName>(event: E, callback: (payload: FactoryEvents[E]) => void): Unsubscribe;
+}
+
+/** How a door may offer a method: `params` is the number of arguments it takes at most. */
+export interface MethodInfo {
+  params: number;
+  desktopOnly: boolean;
+}
+
+const any = (params: number): MethodInfo => ({ params, desktopOnly: false });
+const desktop = (params: number): MethodInfo => ({ params, desktopOnly: true });
+
+/**
+ * The one list of methods. IPC registration, the preload, the HTTP dispatcher and the web bridge
+ * are all derived from it; `satisfies` makes the compiler refuse a method missing here.
+ */
+export const methods = {
+  snapshot: any(0),
+  listRuns: any(1),
+  getRun: any(1),
+  startRun: any(1),
+  cancelRun: any(1),
+  retryRun: any(2),
+  deleteRun: any(1),
+  approveStep: any(5),
+  readStepLog: any(3),
+  readRunLog: any(1),
+  saveProject: any(1),
+  deleteProject: any(1),
+  savePipeline: any(1),
+  createPipelineFromTemplate: any(2),
+  duplicatePipeline: any(1),
+  deletePipeline: any(1),
+  exportPipeline: any(1),
+  importPipeline: any(1),
+  generatePipeline: any(1),
+  cancelPipelineGeneration: any(0),
+  saveConnection: any(1),
+  deleteConnection: any(1),
+  testConnection: any(1),
+  saveTrigger: any(1),
+  deleteTrigger: any(1),
+  testTrigger: any(1),
+  pollTrigger: any(1),
+  resetTrigger: any(1),
+  saveHarness: any(1),
+  deleteHarness: any(1),
+  setHarnessEnabled: any(2),
+  detectHarnesses: any(0),
+  listModels: any(1),
+  refreshModels: any(1),
+  generateText: any(1),
+  cancelGenerate: any(1),
+  saveChannel: any(1),
+  deleteChannel: any(1),
+  testChannel: any(1),
+  markInboxRead: any(1),
+  clearInbox: any(0),
+  saveSettings: any(1),
+  pickDirectory: desktop(0),
+  openExternal: desktop(1),
+  openPath: desktop(1),
+  openInEditor: desktop(1),
+  remotePairing: desktop(0),
+  resetRemoteToken: desktop(0),
+} as const satisfies Record<MethodName, MethodInfo>;
+
+export const methodNames = Object.keys(methods) as MethodName[];
+
+export function isMethodName(name: string): name is MethodName {
+  return Object.prototype.hasOwnProperty.call(methods, name);
+}

@@ -1,0 +1,2 @@
+// Headless entry (npm start). Filled in by the foundation issue.
+console.log('Factory');

@@ -1,0 +1,78 @@
+// Runs every compiled test file (dist-test/**/*.test.mjs) in its own Node process, two at a time,
+// prints each file's output, and ends with the totals as `N passed, N failed`.
+//   node test/run.mjs             all tests
+//   node test/run.mjs store qr    only the files whose path contains one of the words
+//   node test/run.mjs --bench     the benchmarks (dist-test/bench/*.bench.mjs) instead, one at a time
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const outDir = join(root, 'dist-test');
+const argv = process.argv.slice(2);
+const bench = argv.includes('--bench');
+const words = argv.filter((arg) => !arg.startsWith('--'));
+const suffix = bench ? '.bench.mjs' : '.test.mjs';
+
+function listFiles(folder) {
+  if (!existsSync(folder)) return [];
+  return readdirSync(folder).flatMap((name) => {
+    const path = join(folder, name);
+    return statSync(path).isDirectory() ? listFiles(path) : name.endsWith(suffix) ? [path] : [];
+  });
+}
+
+const files = listFiles(outDir)
+  .filter((file) => words.length === 0 || words.some((word) => relative(outDir, file).includes(word)))
+  .sort();
+
+/** Runs one file; resolves with its counts read from uvu's summary (a crash counts as one failure). */
+function runFile(file) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, ['--enable-source-maps', file], {
+      cwd: root,
+      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('close', (code, signal) => {
+      const count = (label) => Number(output.match(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'm'))?.[1] ?? NaN);
+      const total = count('Total');
+      const passed = count('Passed');
+      const skipped = count('Skipped');
+      let failed = Number.isNaN(total) ? 0 : total - passed - (Number.isNaN(skipped) ? 0 : skipped);
+      if (bench) failed = code === 0 ? 0 : 1;
+      else if ((code !== 0 || Number.isNaN(total)) && failed === 0) failed = 1; // crashed outside a test
+      resolve({ file, output, passed: bench || Number.isNaN(passed) ? 0 : passed, failed, code, signal, ms: Date.now() - started });
+    });
+  });
+}
+
+const results = [];
+const queue = [...files];
+const width = bench ? 1 : Math.max(1, Math.min(2, availableParallelism()));
+await Promise.all(Array.from({ length: width }, async () => {
+  while (queue.length > 0) {
+    const result = await runFile(queue.shift());
+    results.push(result);
+    const name = relative(outDir, result.file);
+    const mark = result.failed ? 'FAIL' : 'ok';
+    process.stdout.write(`\n── ${mark} ${name} (${result.passed} passed, ${result.failed} failed, ${(result.ms / 1000).toFixed(1)} s)\n`);
+    if (result.failed || bench || process.env.VERBOSE) process.stdout.write(result.output.trimEnd() + '\n');
+  }
+}));
+
+const passed = results.reduce((sum, result) => sum + result.passed, 0);
+const failed = results.reduce((sum, result) => sum + result.failed, 0);
+if (files.length === 0) {
+  console.log(`no ${bench ? 'benchmark' : 'test'} files found in dist-test/`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
