@@ -2,6 +2,7 @@
 //   node build.mjs            the app: dist/server.js, dist/desktop/{main,preload}.js, dist/ui/
 //   node build.mjs --tests    the app, plus every test, benchmark and test child process
 //                             (test/**/*.{test,bench,child}.ts) into dist-test/, one .mjs each
+//   node build.mjs --tests-only   only the tests (into $TEST_OUT, default dist-test/)
 //   node build.mjs --desktop  the app, then launches Electron (fetching its binary when it is missing)
 import { build } from 'esbuild';
 import { spawn } from 'node:child_process';
@@ -51,14 +52,16 @@ function listFiles(folder, accept) {
   });
 }
 
+const testOut = process.env.TEST_OUT || 'dist-test';
+
 async function buildTests() {
-  rmSync(join(root, 'dist-test'), { recursive: true, force: true });
+  rmSync(join(root, testOut), { recursive: true, force: true });
   const entryPoints = listFiles(join(root, 'test'), (name) => /\.(test|bench|child)\.ts$/.test(name));
   if (entryPoints.length === 0) return;
   await build({
     ...nodeBundle,
     entryPoints: entryPoints.map((path) => relative(root, path)),
-    outdir: 'dist-test',
+    outdir: testOut,
     outbase: 'test',
     format: 'esm',
     outExtension: { '.js': '.mjs' },
@@ -99,6 +102,6 @@ function launchDesktop() {
 }
 
 mkdirSync(join(root, 'dist'), { recursive: true });
-await buildApp();
-if (args.has('--tests')) await buildTests();
+if (!args.has('--tests-only')) await buildApp();
+if (args.has('--tests') || args.has('--tests-only')) await buildTests();
 if (args.has('--desktop')) launchDesktop();

@@ -10,7 +10,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const outDir = join(root, 'dist-test');
+const outDir = join(root, process.env.TEST_OUT || 'dist-test');
 const argv = process.argv.slice(2);
 const bench = argv.includes('--bench');
 const words = argv.filter((arg) => !arg.startsWith('--'));
