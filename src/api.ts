@@ -1,0 +1,167 @@
+// createApi: the one door into the engine. Every door (IPC, remote HTTP) calls the object this
+// returns; no door has business logic of its own. Arguments arrive untrusted from any door, so
+// each method checks them (or hands them to a service that does) before anything changes.
+
+import type {
+  FactoryApi, FactoryEventName, FactoryEvents, FactoryMethods, MethodName, Platform, RemoteStatus, Settings, Snapshot,
+} from './core/api';
+import { UnavailableError, ValidationError, quote } from './core/errors';
+import type { ConfigService } from './engine/config';
+import type { EventHub } from './engine/events';
+import type { ConfigFile } from './store/data-store';
+
+/** The desktop-only functions; present only in the desktop app. */
+export type DesktopFunctions = Pick<FactoryMethods, 'pickDirectory' | 'openExternal' | 'openPath' | 'openInEditor' | 'remotePairing' | 'resetRemoteToken'>;
+
+/** What createApi is built from. Services of later features plug in here. */
+export interface Services {
+  config: ConfigService;
+  events: EventHub;
+  dataDir: string;
+  version: string;
+  platform: Platform;
+  desktop?: DesktopFunctions;
+  /** The remote access server's state (absent: remote access is not part of this build). */
+  remoteStatus?: () => RemoteStatus;
+  /** The webhook server's listening base URL, and why it is not running when it should. */
+  webhookStatus?: () => { url: string | null; error?: string };
+  /** Applies new settings to running servers; saveSettings resolves after it. */
+  applySettings?: (previous: Settings, next: Settings) => Promise<void>;
+}
+
+/** Minimum time between two `snapshot` events (DESIGN §4: a burst of changes sends one). */
+export const snapshotInterval = 250;
+
+export function createApi(services: Services): FactoryApi & { close(): void } {
+  const { config, events } = services;
+
+  function snapshot(): Snapshot {
+    const current = config.current;
+    const webhook = services.webhookStatus?.() ?? { url: null };
+    return {
+      settings: current.settings,
+      projects: current.projects,
+      pipelines: current.pipelines,
+      accounts: current.connections.map(({ token, ...connection }) => ({ ...connection, hasToken: Boolean(token) })),
+      triggers: current.triggers,
+      triggerStates: {},
+      harnesses: [],
+      harnessStatus: {},
+      channels: current.channels,
+      runs: [],
+      inbox: [],
+      dataDir: services.dataDir,
+      version: services.version,
+      webhookUrl: webhook.url,
+      ...(webhook.error ? { webhookError: webhook.error } : {}),
+      remote: services.remoteStatus?.() ?? { enabled: current.settings.remoteAccess.enabled, running: false },
+    };
+  }
+
+  // `snapshot` events: at most one per snapshotInterval, always one after the last change.
+  let lastSnapshotAt = 0;
+  let snapshotTimer: ReturnType<typeof setTimeout> | undefined;
+  function scheduleSnapshot(): void {
+    if (snapshotTimer) return;
+    const wait = Math.max(0, lastSnapshotAt + snapshotInterval - Date.now());
+    snapshotTimer = setTimeout(() => {
+      snapshotTimer = undefined;
+      lastSnapshotAt = Date.now();
+      events.emit('snapshot', snapshot());
+    }, wait);
+  }
+  const unsubscribeConfig = config.subscribe((_previous: ConfigFile, _next: ConfigFile) => scheduleSnapshot());
+
+  function desktopOnly<M extends keyof DesktopFunctions>(name: M): DesktopFunctions[M] {
+    const implementation = services.desktop?.[name];
+    if (implementation) return implementation.bind(services.desktop) as DesktopFunctions[M];
+    return (async () => {
+      throw new UnavailableError(`${name} is only available on the desktop`);
+    }) as unknown as DesktopFunctions[M];
+  }
+
+  function notYet(name: MethodName): never {
+    throw new UnavailableError(`${name} is not available in this version of Factory yet`);
+  }
+
+  const api: FactoryApi & { close(): void } = {
+    platform: services.platform,
+    on<E extends FactoryEventName>(event: E, callback: (payload: FactoryEvents[E]) => void) {
+      return events.on(event, callback);
+    },
+    close() {
+      unsubscribeConfig();
+      if (snapshotTimer) clearTimeout(snapshotTimer);
+      snapshotTimer = undefined;
+    },
+
+    // Runs
+    snapshot: async () => snapshot(),
+    listRuns: async () => notYet('listRuns'),
+    getRun: async () => notYet('getRun'),
+    startRun: async () => notYet('startRun'),
+    cancelRun: async () => notYet('cancelRun'),
+    retryRun: async () => notYet('retryRun'),
+    deleteRun: async () => notYet('deleteRun'),
+    approveStep: async () => notYet('approveStep'),
+    readStepLog: async () => notYet('readStepLog'),
+    readRunLog: async () => notYet('readRunLog'),
+
+    // Projects and pipelines
+    saveProject: (project) => config.saveProject(project),
+    deleteProject: (id) => config.deleteProject(id),
+    savePipeline: (pipeline) => config.savePipeline(pipeline),
+    createPipelineFromTemplate: (templateId, projectId) => config.createPipelineFromTemplate(templateId, projectId),
+    duplicatePipeline: (id) => config.duplicatePipeline(id),
+    deletePipeline: (id) => config.deletePipeline(id),
+    exportPipeline: async (id) => config.exportPipeline(id),
+    importPipeline: (json) => config.importPipeline(json),
+    generatePipeline: async () => notYet('generatePipeline'),
+    cancelPipelineGeneration: async () => notYet('cancelPipelineGeneration'),
+
+    // Accounts and triggers
+    saveConnection: async () => notYet('saveConnection'),
+    deleteConnection: async () => notYet('deleteConnection'),
+    testConnection: async () => notYet('testConnection'),
+    saveTrigger: async () => notYet('saveTrigger'),
+    deleteTrigger: async () => notYet('deleteTrigger'),
+    testTrigger: async () => notYet('testTrigger'),
+    pollTrigger: async () => notYet('pollTrigger'),
+    resetTrigger: async () => notYet('resetTrigger'),
+
+    // Harnesses and text generation
+    saveHarness: async () => notYet('saveHarness'),
+    deleteHarness: async () => notYet('deleteHarness'),
+    setHarnessEnabled: async () => notYet('setHarnessEnabled'),
+    detectHarnesses: async () => notYet('detectHarnesses'),
+    listModels: async () => notYet('listModels'),
+    refreshModels: async () => notYet('refreshModels'),
+    generateText: async () => notYet('generateText'),
+    cancelGenerate: async () => notYet('cancelGenerate'),
+
+    // Channels and inbox
+    saveChannel: async () => notYet('saveChannel'),
+    deleteChannel: async () => notYet('deleteChannel'),
+    testChannel: async () => notYet('testChannel'),
+    markInboxRead: async () => notYet('markInboxRead'),
+    clearInbox: async () => notYet('clearInbox'),
+
+    // Settings and desktop functions
+    async saveSettings(input) {
+      if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+        throw new ValidationError(`saveSettings takes a settings object, not ${quote(input)}`);
+      }
+      const previous = config.settings;
+      const next = await config.saveSettings(input);
+      await services.applySettings?.(previous, next);
+      return next;
+    },
+    pickDirectory: desktopOnly('pickDirectory'),
+    openExternal: desktopOnly('openExternal'),
+    openPath: desktopOnly('openPath'),
+    openInEditor: desktopOnly('openInEditor'),
+    remotePairing: desktopOnly('remotePairing'),
+    resetRemoteToken: desktopOnly('resetRemoteToken'),
+  };
+  return api;
+}

@@ -1,0 +1,629 @@
+// Pipelines: validation of untrusted input, warnings, the built-in templates, duplication, export
+// and import (DESIGN §3 shapes, §4 "First start" and "Templates"; spec: savePipeline,
+// createPipelineFromTemplate, duplicatePipeline, exportPipeline, importPipeline).
+// Pure: the engine that calls these owns storage, the list of projects and harnesses, and the clock.
+
+import { pipelineTemplateIds } from './api';
+import type { Pipeline, PipelineExport, PipelineInput, PipelineTemplateId, Step, StepKind } from './api';
+import { ValidationError, errorMessage, quote } from './errors';
+import type { ValidationIssue } from './errors';
+import { isId, newId } from './ids';
+import { isKnownPlaceholderRoot, listPlaceholders, placeholdersInSingleQuotes } from './template';
+
+/** What validation checks references against: the ids that exist where the pipeline is saved. */
+export interface PipelineContext {
+  projectIds: readonly string[];
+  harnessIds: readonly string[];
+}
+
+/** A step id: a lowercase letter, then up to 39 lowercase letters, digits, `-` or `_`. */
+export const stepIdPattern = /^[a-z][a-z0-9_-]{0,39}$/;
+
+const stepKinds: readonly StepKind[] = ['shell', 'agent', 'approval'];
+/** What `{{steps.<id>.<field>}}` may ask for; selected and comment exist only on approval steps. */
+const stepOutputFields = ['output', 'selected', 'comment'] as const;
+/** The placeholder shapes Factory fills in (DESIGN §4 "Templates"), for messages. */
+const placeholderShapes = 'issue.<field>, issue.raw.<path>, vars.<name>, steps.<id>.output|selected|comment, run.id, run.url, project.name, project.path, workspace';
+/** Names of variables and environment variables. */
+const variableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** The engine passes template values to shell steps under these names; a step may not set them. */
+const reservedEnvPrefix = 'FACTORY_';
+
+const maxNameLength = 200;
+const maxDescriptionLength = 5_000;
+/** Commands, prompts, messages, and the values of variables and environment variables. */
+const maxTextLength = 100_000;
+const maxSteps = 100;
+const maxEntries = 100;
+const maxOptions = 20;
+const retriesRange = { min: 0, max: 10 };
+const timeoutRange = { min: 1, max: 86_400 };
+const stallRange = { min: 10, max: 86_400 };
+const parallelRunsRange = { min: 1, max: 100 };
+const copySuffix = ' (copy)';
+const exportVersion = 1;
+
+// ───────────────────────────── Reading untrusted values ─────────────────────────────
+
+type Issues = ValidationIssue[];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The record's own value for `key`: never something inherited through a prototype. */
+function own(record: Record<string, unknown>, key: string): unknown {
+  return Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
+}
+
+/** A value as an error message shows it: lists and objects by their kind, the rest quoted. */
+function shown(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (isRecord(value)) return 'an object';
+  return quote(value);
+}
+
+function isAbsent(value: unknown): boolean {
+  return value === undefined || value === null;
+}
+
+interface TextRule {
+  max: number;
+  /** Cut the spaces around the text (names, ids), or keep it as written (commands, prompts). */
+  trim: boolean;
+  /** The message when the text is missing or blank; without it, blank text counts as absent. */
+  required?: string;
+}
+
+function readText(record: Record<string, unknown>, key: string, field: string, rule: TextRule, issues: Issues): string | undefined {
+  const value = own(record, key);
+  if (isAbsent(value)) {
+    if (rule.required) issues.push({ field, message: rule.required });
+    return undefined;
+  }
+  if (typeof value !== 'string') {
+    issues.push({ field, message: `must be text, not ${shown(value)}` });
+    return undefined;
+  }
+  if (value.trim() === '') {
+    if (rule.required) issues.push({ field, message: rule.required });
+    return undefined;
+  }
+  const text = rule.trim ? value.trim() : value;
+  if (text.length > rule.max) {
+    issues.push({ field, message: `is ${text.length} characters long; the most is ${rule.max}` });
+    return undefined;
+  }
+  return text;
+}
+
+function readInteger(record: Record<string, unknown>, key: string, field: string, range: { min: number; max: number }, issues: Issues): number | undefined {
+  const value = own(record, key);
+  if (isAbsent(value)) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > range.max) {
+    issues.push({ field, message: `must be a whole number from ${range.min} to ${range.max}, not ${shown(value)}` });
+    return undefined;
+  }
+  return value;
+}
+
+function readBoolean(record: Record<string, unknown>, key: string, field: string, issues: Issues): boolean | undefined {
+  const value = own(record, key);
+  if (isAbsent(value)) return undefined;
+  if (typeof value !== 'boolean') {
+    issues.push({ field, message: `must be true or false, not ${shown(value)}` });
+    return undefined;
+  }
+  return value;
+}
+
+/** A name of a variable or environment variable; `__proto__` is refused so maps stay plain data. */
+function nameProblem(name: string, what: string): string | undefined {
+  if (name === '__proto__') return `${quote(name)} cannot be the name of ${what}`;
+  if (!variableNamePattern.test(name)) {
+    return `${quote(name)} is not a valid name of ${what}: use letters, digits and _, not starting with a digit`;
+  }
+  return undefined;
+}
+
+/** A map of names to text, such as `variables` or a step's `env`; missing means empty. */
+function readTextMap(record: Record<string, unknown>, key: string, field: string, what: string, issues: Issues): Record<string, string> {
+  const value = own(record, key);
+  const result: Record<string, string> = {};
+  if (isAbsent(value)) return result;
+  if (!isRecord(value)) {
+    issues.push({ field, message: `must be an object of names and texts, not ${shown(value)}` });
+    return result;
+  }
+  const names = Object.keys(value);
+  if (names.length > maxEntries) {
+    issues.push({ field, message: `has ${names.length} entries; the most is ${maxEntries}` });
+    return result;
+  }
+  for (const name of names) {
+    const problem = nameProblem(name, what);
+    if (problem) {
+      issues.push({ field, message: problem });
+      continue;
+    }
+    if (what === 'an environment variable' && name.startsWith(reservedEnvPrefix)) {
+      issues.push({ field, message: `${quote(name)}: names starting with ${reservedEnvPrefix} are reserved for the values Factory passes to the step` });
+      continue;
+    }
+    const text = value[name];
+    if (typeof text !== 'string') {
+      issues.push({ field: `${field}.${name}`, message: `must be text, not ${shown(text)}` });
+    } else if (text.length > maxTextLength) {
+      issues.push({ field: `${field}.${name}`, message: `is ${text.length} characters long; the most is ${maxTextLength}` });
+    } else {
+      result[name] = text;
+    }
+  }
+  return result;
+}
+
+/** A harness id that must name a harness of `harnessIds`; without a list (import), any id passes. */
+function readHarnessId(record: Record<string, unknown>, field: string, harnessIds: readonly string[] | undefined, issues: Issues): string | undefined {
+  const id = readText(record, 'harnessId', field, { max: maxNameLength, trim: true }, issues);
+  if (id === undefined || harnessIds === undefined || harnessIds.includes(id)) return id;
+  const known = harnessIds.length > 0 ? `; known harnesses: ${harnessIds.join(', ')}` : '; no harness is set up yet';
+  issues.push({ field, message: `${quote(id)} is not a known harness${known}` });
+  return undefined;
+}
+
+// ───────────────────────────── Template references ─────────────────────────────
+
+/** What the steps before the one being read offer to placeholders: id → kind (undefined: unreadable). */
+type EarlierSteps = Map<string, StepKind | undefined>;
+
+/**
+ * DESIGN §4 "Templates": every placeholder has a shape Factory fills in (`isKnownPlaceholderRoot`;
+ * anything else would always be empty), and `steps.<id>.<field>` names a step that comes earlier
+ * and a field that kind of step has. `vars.<name>` may name any variable: a run can bring variables
+ * of its own (`startRun`).
+ */
+function checkReferences(text: string, field: string, earlier: EarlierSteps, allStepIds: ReadonlySet<string>, issues: Issues): void {
+  for (const placeholder of listPlaceholders(text)) {
+    const written = quote(text.slice(placeholder.start, placeholder.end));
+    const parts = placeholder.path.split('.');
+    if (parts[0] !== 'steps') {
+      if (!isKnownPlaceholderRoot(placeholder.path)) {
+        issues.push({ field, message: `${written} names nothing Factory fills in; use one of ${placeholderShapes}` });
+      }
+      continue;
+    }
+    const [, stepId, wanted] = parts;
+    if (parts.length !== 3 || !stepId || !wanted) {
+      issues.push({ field, message: `${written} should name a step and what it gave: {{steps.<step id>.output}}, .selected or .comment` });
+    } else if (!earlier.has(stepId)) {
+      const where = allStepIds.has(stepId) ? 'which does not come before this step' : 'which is not in this pipeline';
+      issues.push({ field, message: `${written} refers to step ${quote(stepId)}, ${where}` });
+    } else if (!(stepOutputFields as readonly string[]).includes(wanted)) {
+      issues.push({ field, message: `${written} asks step ${quote(stepId)} for ${quote(wanted)}; a step offers ${stepOutputFields.join(', ')}` });
+    } else {
+      const kind = earlier.get(stepId);
+      if (wanted !== 'output' && kind !== undefined && kind !== 'approval') {
+        issues.push({ field, message: `${written} asks for ${wanted} of step ${quote(stepId)}, a ${kind} step; only approval steps have ${wanted}` });
+      }
+    }
+  }
+}
+
+// ───────────────────────────── Steps ─────────────────────────────
+
+interface StepReading {
+  earlier: EarlierSteps;
+  allStepIds: ReadonlySet<string>;
+  /** Where each valid id was first used, 1-based, to report duplicates. */
+  firstUse: Map<string, number>;
+  harnessIds: readonly string[] | undefined;
+}
+
+function readStepId(raw: Record<string, unknown>, index: number, reading: StepReading, issues: Issues): { id: string | undefined; path: string } {
+  const numbered = `steps.#${index + 1}`;
+  const value = own(raw, 'id');
+  if (isAbsent(value) || value === '') {
+    issues.push({ field: `${numbered}.id`, message: 'a step needs an id: lowercase letters, digits, - and _, starting with a letter' });
+    return { id: undefined, path: numbered };
+  }
+  const id = typeof value === 'string' ? value.trim() : undefined;
+  if (id === undefined || !stepIdPattern.test(id)) {
+    issues.push({ field: `${numbered}.id`, message: `${shown(value)} is not a valid step id: use 1 to 40 lowercase letters, digits, - and _, starting with a letter` });
+    return { id: undefined, path: numbered };
+  }
+  const first = reading.firstUse.get(id);
+  if (first !== undefined) {
+    issues.push({ field: `${numbered}.id`, message: `${quote(id)} is already the id of step #${first}; step ids must be unique` });
+    return { id: undefined, path: numbered };
+  }
+  reading.firstUse.set(id, index + 1);
+  return { id, path: `steps.${id}` };
+}
+
+/** Reads one step; returns it cleaned, or undefined when it added issues. */
+function readStep(raw: unknown, index: number, reading: StepReading, issues: Issues): Step | undefined {
+  const before = issues.length;
+  if (!isRecord(raw)) {
+    issues.push({ field: `steps.#${index + 1}`, message: `a step must be an object, not ${shown(raw)}` });
+    return undefined;
+  }
+  const { id, path } = readStepId(raw, index, reading, issues);
+  const name = readText(raw, 'name', `${path}.name`, { max: maxNameLength, trim: true, required: 'a step needs a name' }, issues);
+  const kindValue = own(raw, 'kind');
+  const kind = stepKinds.find((known) => known === kindValue);
+  if (kind === undefined) {
+    const problem = isAbsent(kindValue) ? 'a step needs a kind' : `${shown(kindValue)} is not a step kind`;
+    issues.push({ field: `${path}.kind`, message: `${problem}; use one of ${stepKinds.join(', ')}` });
+  }
+  const templated = (text: string | undefined, field: string) => {
+    if (text !== undefined) checkReferences(text, field, reading.earlier, reading.allStepIds, issues);
+  };
+
+  let step: Step | undefined;
+  const base = { id: id ?? '', name: name ?? '' };
+  if (kind === 'shell') {
+    const command = readText(raw, 'command', `${path}.command`, { max: maxTextLength, trim: false, required: 'a shell step needs a command' }, issues);
+    templated(command, `${path}.command`);
+    const env = readTextMap(raw, 'env', `${path}.env`, 'an environment variable', issues);
+    for (const [envName, value] of Object.entries(env)) templated(value, `${path}.env.${envName}`);
+    step = { ...base, kind, command: command ?? '' };
+    if (Object.keys(env).length > 0) step.env = env;
+  } else if (kind === 'agent') {
+    const prompt = readText(raw, 'prompt', `${path}.prompt`, { max: maxTextLength, trim: false, required: 'an agent step needs a prompt' }, issues);
+    templated(prompt, `${path}.prompt`);
+    const systemPrompt = readText(raw, 'systemPrompt', `${path}.systemPrompt`, { max: maxTextLength, trim: false }, issues);
+    templated(systemPrompt, `${path}.systemPrompt`);
+    const harnessId = readHarnessId(raw, `${path}.harnessId`, reading.harnessIds, issues);
+    const model = readText(raw, 'model', `${path}.model`, { max: maxNameLength, trim: true }, issues);
+    const stallSec = readInteger(raw, 'stallSec', `${path}.stallSec`, stallRange, issues);
+    step = { ...base, kind, prompt: prompt ?? '' };
+    if (systemPrompt !== undefined) step.systemPrompt = systemPrompt;
+    if (harnessId !== undefined) step.harnessId = harnessId;
+    if (model !== undefined) step.model = model;
+    if (stallSec !== undefined) step.stallSec = stallSec;
+  } else if (kind === 'approval') {
+    const message = readText(raw, 'message', `${path}.message`, { max: maxTextLength, trim: false, required: 'an approval step needs a message that tells the person what to decide' }, issues);
+    templated(message, `${path}.message`);
+    const choices = readChoices(raw, `${path}.choices`, issues);
+    step = { ...base, kind, message: message ?? '' };
+    if (choices !== undefined) step.choices = choices;
+  }
+
+  // An approval waits for a person as long as it takes and is never attempted again, so its
+  // retries, timeoutSec and continueOnError are dropped unread.
+  if (step !== undefined && step.kind !== 'approval') {
+    const retries = readInteger(raw, 'retries', `${path}.retries`, retriesRange, issues);
+    const timeoutSec = readInteger(raw, 'timeoutSec', `${path}.timeoutSec`, timeoutRange, issues);
+    const continueOnError = readBoolean(raw, 'continueOnError', `${path}.continueOnError`, issues);
+    if (retries !== undefined) step.retries = retries;
+    if (timeoutSec !== undefined) step.timeoutSec = timeoutSec;
+    if (continueOnError !== undefined) step.continueOnError = continueOnError;
+  }
+
+  if (id !== undefined) reading.earlier.set(id, kind);
+  return issues.length === before ? step : undefined;
+}
+
+function readChoices(raw: Record<string, unknown>, field: string, issues: Issues): { mode: 'single' | 'multiple'; options: string[] } | undefined {
+  const value = own(raw, 'choices');
+  if (isAbsent(value)) return undefined;
+  if (!isRecord(value)) {
+    issues.push({ field, message: `must be an object such as { "mode": "single", "options": ["Yes", "No"] }, not ${shown(value)}` });
+    return undefined;
+  }
+  const mode = own(value, 'mode');
+  if (mode !== 'single' && mode !== 'multiple') {
+    issues.push({ field: `${field}.mode`, message: `${shown(mode)} is not a choice mode; use single or multiple` });
+  }
+  const list = own(value, 'options');
+  const options: string[] = [];
+  if (!Array.isArray(list) || list.length === 0) {
+    issues.push({ field: `${field}.options`, message: `must be a list of 1 to ${maxOptions} labels, not ${Array.isArray(list) ? 'an empty list' : shown(list)}` });
+  } else if (list.length > maxOptions) {
+    issues.push({ field: `${field}.options`, message: `has ${list.length} options; the most is ${maxOptions}` });
+  } else {
+    list.forEach((option: unknown, index) => {
+      const label = typeof option === 'string' ? option.trim() : undefined;
+      const position = `option ${index + 1}`;
+      if (label === undefined) issues.push({ field: `${field}.options`, message: `${position} must be text, not ${shown(option)}` });
+      else if (label === '') issues.push({ field: `${field}.options`, message: `${position} is empty` });
+      else if (label.length > maxNameLength) issues.push({ field: `${field}.options`, message: `${position} is ${label.length} characters long; the most is ${maxNameLength}` });
+      else if (options.includes(label)) issues.push({ field: `${field}.options`, message: `${position}, ${quote(label)}, repeats option ${options.indexOf(label) + 1}` });
+      else options.push(label);
+    });
+  }
+  return mode === 'single' || mode === 'multiple' ? { mode, options } : undefined;
+}
+
+function readSteps(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues): Step[] {
+  const value = own(record, 'steps');
+  if (isAbsent(value) || (Array.isArray(value) && value.length === 0)) {
+    issues.push({ field: 'steps', message: 'a pipeline needs at least one step' });
+    return [];
+  }
+  if (!Array.isArray(value)) {
+    issues.push({ field: 'steps', message: `must be a list of steps, not ${shown(value)}` });
+    return [];
+  }
+  if (value.length > maxSteps) {
+    // Only the first steps are read, so a hostile list cannot make the error message huge.
+    issues.push({ field: 'steps', message: `has ${value.length} steps; the most is ${maxSteps}` });
+  }
+  const considered = value.slice(0, maxSteps);
+  const allStepIds = new Set<string>();
+  for (const raw of considered) {
+    const id = isRecord(raw) ? own(raw, 'id') : undefined;
+    if (typeof id === 'string') allStepIds.add(id.trim());
+  }
+  const reading: StepReading = { earlier: new Map(), allStepIds, firstUse: new Map(), harnessIds };
+  const steps: Step[] = [];
+  considered.forEach((raw, index) => {
+    const step = readStep(raw, index, reading, issues);
+    if (step) steps.push(step);
+  });
+  return steps;
+}
+
+// ───────────────────────────── Pipelines ─────────────────────────────
+
+type PipelineBody = Omit<PipelineExport, 'servicePipeline'>;
+
+/** Every field a pipeline and its export share; `harnessIds` undefined skips the harness check. */
+function readPipelineBody(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues): PipelineBody {
+  const name = readText(record, 'name', 'name', { max: maxNameLength, trim: true, required: 'a pipeline needs a name' }, issues);
+  const description = readText(record, 'description', 'description', { max: maxDescriptionLength, trim: true }, issues);
+  const variables = readTextMap(record, 'variables', 'variables', 'a variable', issues);
+  const harnessId = readHarnessId(record, 'harnessId', harnessIds, issues);
+  const model = readText(record, 'model', 'model', { max: maxNameLength, trim: true }, issues);
+  const maxParallelRuns = readInteger(record, 'maxParallelRuns', 'maxParallelRuns', parallelRunsRange, issues);
+  const steps = readSteps(record, harnessIds, issues);
+  const body: PipelineBody = { name: name ?? '', variables, steps };
+  if (description !== undefined) body.description = description;
+  if (harnessId !== undefined) body.harnessId = harnessId;
+  if (model !== undefined) body.model = model;
+  if (maxParallelRuns !== undefined) body.maxParallelRuns = maxParallelRuns;
+  return body;
+}
+
+/** `body` with its fields in the order of the Pipeline type, so stored files read the same way. */
+function assemblePipeline(id: string, projectId: string, body: PipelineBody, createdAt: number, updatedAt: number): Pipeline {
+  return {
+    id,
+    projectId,
+    name: body.name,
+    ...(body.description === undefined ? {} : { description: body.description }),
+    variables: body.variables,
+    ...(body.harnessId === undefined ? {} : { harnessId: body.harnessId }),
+    ...(body.model === undefined ? {} : { model: body.model }),
+    ...(body.maxParallelRuns === undefined ? {} : { maxParallelRuns: body.maxParallelRuns }),
+    steps: body.steps,
+    createdAt,
+    updatedAt,
+  };
+}
+
+/**
+ * Validates untrusted input (any JSON value) and returns a clean Pipeline: only known fields, names
+ * and ids trimmed, blank optional texts dropped, fresh objects throughout (the input is not kept).
+ * An empty or missing `id` creates: a new `pl_` id and `createdAt = now`. A given id keeps the
+ * input's `createdAt` when it is a valid time (the caller should put back the stored one);
+ * `updatedAt` is always `now`. Approval steps lose `retries`, `timeoutSec` and `continueOnError`.
+ * Throws ValidationError listing every issue, with fields such as `steps.deploy.command` or
+ * `steps.#2.id` (1-based, for a step without a usable id).
+ */
+export function validatePipeline(input: unknown, context: PipelineContext, now: number): Pipeline {
+  if (!isRecord(input)) throw new ValidationError([{ field: '', message: `a pipeline must be an object, not ${shown(input)}` }]);
+  const issues: Issues = [];
+
+  const rawId = own(input, 'id');
+  let id: string | undefined;
+  if (!isAbsent(rawId) && rawId !== '') {
+    const trimmed = typeof rawId === 'string' ? rawId.trim() : rawId;
+    if (isId(trimmed, 'pl')) id = trimmed;
+    else issues.push({ field: 'id', message: `${shown(rawId)} is not a pipeline id such as pl_0123456789abcdef; leave it empty to create a pipeline` });
+  }
+  const projectId = readText(input, 'projectId', 'projectId', { max: maxNameLength, trim: true, required: 'a pipeline belongs to a project: choose one' }, issues);
+  if (projectId !== undefined && !context.projectIds.includes(projectId)) {
+    issues.push({ field: 'projectId', message: `${quote(projectId)} is not a known project` });
+  }
+  const body = readPipelineBody(input, context.harnessIds, issues);
+  if (issues.length > 0) throw new ValidationError(issues);
+
+  const givenCreatedAt = own(input, 'createdAt');
+  const createdAt = id !== undefined && typeof givenCreatedAt === 'number' && Number.isFinite(givenCreatedAt) && givenCreatedAt >= 0 ? givenCreatedAt : now;
+  return assemblePipeline(id ?? newId('pl'), projectId ?? '', body, createdAt, now);
+}
+
+// ───────────────────────────── Warnings ─────────────────────────────
+
+/** The templated texts of a step with their field paths. */
+function templatedFields(step: Step): [field: string, text: string][] {
+  const path = `steps.${step.id}`;
+  if (step.kind === 'shell') {
+    return [[`${path}.command`, step.command], ...Object.entries(step.env ?? {}).map(([name, value]): [string, string] => [`${path}.env.${name}`, value])];
+  }
+  if (step.kind === 'agent') {
+    return step.systemPrompt === undefined ? [[`${path}.prompt`, step.prompt]] : [[`${path}.prompt`, step.prompt], [`${path}.systemPrompt`, step.systemPrompt]];
+  }
+  return [[`${path}.message`, step.message]];
+}
+
+/**
+ * Problems that do not block saving, for the editor to show beside the field: a placeholder of a
+ * shell command inside single quotes, a quoted here-document or `$(( ))` (see
+ * `placeholdersInSingleQuotes`: it looks unexpanded, is left unexpanded, or is evaluated), and `{{vars.<name>}}` with no
+ * default in the pipeline's variables (it is empty unless the run sets it). Expects a valid pipeline.
+ */
+export function pipelineWarnings(pipeline: Pipeline): ValidationIssue[] {
+  const warnings: ValidationIssue[] = [];
+  for (const step of pipeline.steps) {
+    if (step.kind === 'shell') {
+      for (const path of placeholdersInSingleQuotes(step.command)) {
+        const written = `{{${path}}}`;
+        warnings.push({
+          field: `steps.${step.id}.command`,
+          message: `${quote(written)} stands inside single quotes, a quoted here-document or $(( )), where the shell treats it specially; put it in double quotes instead: "${written}"`,
+        });
+      }
+    }
+    for (const [field, text] of templatedFields(step)) {
+      const reported = new Set<string>();
+      for (const placeholder of listPlaceholders(text)) {
+        const [root, name, ...rest] = placeholder.path.split('.');
+        if (root !== 'vars' || !name || rest.length > 0 || reported.has(name)) continue;
+        if (Object.prototype.hasOwnProperty.call(pipeline.variables, name)) continue;
+        reported.add(name);
+        warnings.push({ field, message: `${quote(`{{vars.${name}}}`)} has no default in the pipeline's variables; it is empty unless the run sets it` });
+      }
+    }
+  }
+  return warnings;
+}
+
+// ───────────────────────────── Templates ─────────────────────────────
+
+/** The built-in pipelines (DESIGN §4): `demo` runs without any agent, for a first run at once. */
+const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = {
+  demo: {
+    name: 'Demo',
+    description: 'Shows how a run works without any agent: a shell step, a decision, and a step that uses it.',
+    variables: {},
+    steps: [
+      { id: 'prepare', name: 'Prepare', kind: 'shell', command: 'echo "Working on {{issue.title}}"' },
+      {
+        id: 'choose', name: 'Choose', kind: 'approval',
+        message: 'How should we go on with "{{issue.title}}"?',
+        choices: { mode: 'single', options: ['Ship it', 'Polish first', 'Start over'] },
+      },
+      {
+        id: 'report', name: 'Report', kind: 'shell',
+        command: 'echo "You chose: {{steps.choose.selected}}"\necho "Your comment: {{steps.choose.comment}}"',
+      },
+    ],
+  },
+  feature: {
+    name: 'Feature',
+    description: 'An agent implements the issue, the tests run, and a person approves before the commit.',
+    variables: {},
+    steps: [
+      {
+        id: 'implement', name: 'Implement', kind: 'agent',
+        prompt: 'Implement this feature in the repository.\n\nTitle: {{issue.title}}\n\n{{issue.description}}\n\n'
+          + 'Follow the style of the code around it, keep the change focused, and add or update tests for it.',
+      },
+      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
+      {
+        id: 'review', name: 'Review', kind: 'approval',
+        message: 'The tests pass for "{{issue.title}}". Review the changes in {{workspace}}; approve to commit them.',
+      },
+      { id: 'commit', name: 'Commit', kind: 'shell', command: 'git add -A\ngit diff --cached --quiet && echo "Nothing to commit." || git commit -m "Feature: {{issue.title}}"' },
+    ],
+  },
+  bugfix: {
+    name: 'Bug fix',
+    description: 'An agent reproduces the bug with a failing test, another fixes it, the tests run, and a person approves.',
+    variables: {},
+    steps: [
+      {
+        id: 'reproduce', name: 'Reproduce', kind: 'agent',
+        prompt: 'Reproduce this bug with a test that fails because of it. Do not fix the bug yet.\n\n'
+          + 'Title: {{issue.title}}\n\n{{issue.description}}\n\nEnd with the name of the test and how it fails.',
+      },
+      {
+        id: 'fix', name: 'Fix', kind: 'agent',
+        prompt: 'Fix this bug so that the failing test passes, without weakening the test.\n\n'
+          + 'Title: {{issue.title}}\n\n{{issue.description}}\n\nWhat reproducing it found:\n{{steps.reproduce.output}}',
+      },
+      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
+      {
+        id: 'review', name: 'Review', kind: 'approval',
+        message: 'The fix for "{{issue.title}}" passes the tests. Review the changes in {{workspace}}.',
+      },
+    ],
+  },
+  blank: {
+    name: 'Blank',
+    variables: {},
+    steps: [{ id: 'hello', name: 'Hello', kind: 'shell', command: 'echo "Hello from {{project.name}}"' }],
+  },
+};
+
+/**
+ * A new pipeline of project `projectId` made from a built-in template (ids as in
+ * `pipelineTemplateIds`), with a fresh `pl_` id and both times `now`. Throws ValidationError
+ * naming the valid ids for an unknown template, or when `projectId` is empty.
+ */
+export function pipelineFromTemplate(templateId: PipelineTemplateId, projectId: string, now: number): Pipeline {
+  if (!pipelineTemplateIds.includes(templateId)) {
+    throw new ValidationError([{ field: 'templateId', message: `${shown(templateId)} is not a template; use one of ${pipelineTemplateIds.join(', ')}` }]);
+  }
+  return validatePipeline({ ...templates[templateId], projectId }, { projectIds: [projectId], harnessIds: [] }, now);
+}
+
+// ───────────────────────────── Duplicate, export, import ─────────────────────────────
+
+/** A deep copy of plain data (steps hold only texts, numbers, booleans, lists and objects). */
+function copyData<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/**
+ * A copy of `pipeline` with a fresh `pl_` id, both times `now`, the same project, variables and
+ * steps (deep copies), and the name followed by ` (copy)` (the original name is cut so the result
+ * stays within 200 characters).
+ */
+export function duplicatePipeline(pipeline: Pipeline, now: number): Pipeline {
+  const name = pipeline.name.slice(0, maxNameLength - copySuffix.length) + copySuffix;
+  return assemblePipeline(newId('pl'), pipeline.projectId, { ...copyData(pipeline), name }, now, now);
+}
+
+/**
+ * The export text (spec: `servicePipeline` = 1, first), pretty JSON. It carries no id, project or
+ * times, and the values of every step's `env` are replaced by '' (they may hold tokens): the names
+ * stay, so whoever imports it sees what to fill in. Pipeline variables are kept as they are.
+ */
+export function exportPipeline(pipeline: Pipeline): string {
+  const steps = copyData(pipeline.steps).map((step) => {
+    if (step.kind === 'shell' && step.env) step.env = Object.fromEntries(Object.keys(step.env).map((name) => [name, '']));
+    return step;
+  });
+  const exported: PipelineExport = {
+    servicePipeline: exportVersion,
+    name: pipeline.name,
+    ...(pipeline.description === undefined ? {} : { description: pipeline.description }),
+    variables: { ...pipeline.variables },
+    ...(pipeline.harnessId === undefined ? {} : { harnessId: pipeline.harnessId }),
+    ...(pipeline.model === undefined ? {} : { model: pipeline.model }),
+    ...(pipeline.maxParallelRuns === undefined ? {} : { maxParallelRuns: pipeline.maxParallelRuns }),
+    steps,
+  };
+  return JSON.stringify(exported, null, 2);
+}
+
+/**
+ * Reads an export text: the pipeline without id, project or times, its fields and steps checked as
+ * `validatePipeline` checks them, except that harness ids are not compared with known harnesses
+ * (the caller assigns a project and validates again, which checks them). Throws ValidationError for
+ * text that is not JSON, has no `servicePipeline` marker, carries a version other than 1, or does
+ * not fit.
+ */
+export function parsePipelineExport(json: string): Omit<PipelineInput, 'projectId'> {
+  if (typeof json !== 'string') throw new ValidationError(`not JSON: expected text, not ${shown(json)}`);
+  let data: unknown;
+  try {
+    data = JSON.parse(json);
+  } catch (error) {
+    throw new ValidationError(`not JSON: ${errorMessage(error).slice(0, 200)}`);
+  }
+  if (!isRecord(data)) throw new ValidationError(`not a Factory pipeline export: expected a JSON object, not ${shown(data)}`);
+  const version = own(data, 'servicePipeline');
+  if (version === undefined) throw new ValidationError('not a Factory pipeline export: the field servicePipeline is missing');
+  if (version !== exportVersion) {
+    const written = typeof version === 'number' ? String(version) : shown(version);
+    throw new ValidationError(`not a pipeline export this Factory can read: servicePipeline version ${written} is not supported; this Factory reads version ${exportVersion}`);
+  }
+  const issues: Issues = [];
+  const body = readPipelineBody(data, undefined, issues);
+  if (issues.length > 0) throw new ValidationError(issues);
+  return body;
+}

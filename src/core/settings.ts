@@ -1,0 +1,112 @@
+// Settings and projects: defaults and validation of untrusted input (from any door).
+
+import type { ProjectInput, Settings, SettingsInput } from './api';
+import { ValidationError, quote, type ValidationIssue } from './errors';
+import { isId } from './ids';
+
+export const defaultSettings: Settings = {
+  webhookServer: { enabled: false, host: '127.0.0.1', port: 7717 },
+  remoteAccess: { enabled: false, host: '127.0.0.1', port: 7718, allowedHosts: [] },
+  maxParallelRuns: 2,
+  theme: 'system',
+};
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// A host name or an IP literal: what a server may listen on, or a Host header may name.
+const hostPattern = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$|^\[?[0-9A-Fa-f:.]+\]?$/;
+
+function readServer(
+  input: unknown, current: Settings['webhookServer'], field: string, issues: ValidationIssue[],
+): Settings['webhookServer'] {
+  if (input === undefined || input === null) return current;
+  if (!isPlainObject(input)) {
+    issues.push({ field, message: `must be an object with enabled, host and port, not ${quote(input)}` });
+    return current;
+  }
+  const next = { ...current };
+  if (input.enabled !== undefined) {
+    if (typeof input.enabled === 'boolean') next.enabled = input.enabled;
+    else issues.push({ field: `${field}.enabled`, message: `must be true or false, not ${quote(input.enabled)}` });
+  }
+  if (input.host !== undefined) {
+    if (typeof input.host === 'string' && input.host.trim().length <= 253 && hostPattern.test(input.host.trim())) next.host = input.host.trim();
+    else issues.push({ field: `${field}.host`, message: `must be an address such as 127.0.0.1 or 0.0.0.0, not ${quote(input.host)}` });
+  }
+  if (input.port !== undefined) {
+    if (Number.isInteger(input.port) && (input.port as number) >= 1 && (input.port as number) <= 65535) next.port = input.port as number;
+    else issues.push({ field: `${field}.port`, message: `must be a whole number from 1 to 65535, not ${quote(input.port)}` });
+  }
+  return next;
+}
+
+/**
+ * Applies a partial settings object to `current` and returns the result. Every field is checked;
+ * all problems are reported together as one ValidationError. Unknown fields are ignored.
+ */
+export function mergeSettings(current: Settings, input: unknown): Settings {
+  if (!isPlainObject(input)) throw new ValidationError(`Settings must be an object, not ${quote(input)}`);
+  const issues: ValidationIssue[] = [];
+  const patch = input as SettingsInput & Record<string, unknown>;
+  const next: Settings = {
+    ...current,
+    webhookServer: readServer(patch.webhookServer, current.webhookServer, 'webhookServer', issues),
+    remoteAccess: { ...current.remoteAccess, ...readServer(patch.remoteAccess, current.remoteAccess, 'remoteAccess', issues) },
+  };
+  const remote = patch.remoteAccess as Record<string, unknown> | undefined;
+  if (isPlainObject(remote) && remote.allowedHosts !== undefined) {
+    const hosts = remote.allowedHosts;
+    if (Array.isArray(hosts) && hosts.length <= 50 && hosts.every((host) => typeof host === 'string' && hostPattern.test(host.trim()))) {
+      next.remoteAccess.allowedHosts = [...new Set(hosts.map((host: string) => host.trim().toLowerCase()))];
+    } else {
+      issues.push({ field: 'remoteAccess.allowedHosts', message: `must be a list of host names such as factory.example.com, not ${quote(hosts)}` });
+    }
+  }
+  if (patch.maxParallelRuns !== undefined) {
+    const value = patch.maxParallelRuns;
+    if (Number.isInteger(value) && value >= 1 && value <= 64) next.maxParallelRuns = value;
+    else issues.push({ field: 'maxParallelRuns', message: `must be a whole number from 1 to 64, not ${quote(value)}` });
+  }
+  if (patch.defaultHarnessId !== undefined && patch.defaultHarnessId !== null) {
+    if (typeof patch.defaultHarnessId === 'string') next.defaultHarnessId = patch.defaultHarnessId.trim() || undefined;
+    else issues.push({ field: 'defaultHarnessId', message: `must be a harness id, not ${quote(patch.defaultHarnessId)}` });
+  }
+  if (patch.theme !== undefined) {
+    if (patch.theme === 'system' || patch.theme === 'light' || patch.theme === 'dark') next.theme = patch.theme;
+    else issues.push({ field: 'theme', message: `must be system, light or dark, not ${quote(patch.theme)}` });
+  }
+  if (issues.length > 0) throw new ValidationError(issues, 'Settings not saved:');
+  return next;
+}
+
+/**
+ * Checks a project from any door and returns a clean copy (unknown fields dropped). An empty or
+ * missing id means a new project: the caller assigns one. Whether the folder exists is the
+ * caller's check (it needs the file system).
+ */
+export function validateProject(input: unknown): ProjectInput {
+  if (!isPlainObject(input)) throw new ValidationError(`A project must be an object, not ${quote(input)}`);
+  const issues: ValidationIssue[] = [];
+  const project: ProjectInput = { name: '', path: '', worktrees: false };
+  if (input.id !== undefined && input.id !== null && input.id !== '') {
+    if (isId(input.id, 'prj')) project.id = input.id;
+    else issues.push({ field: 'id', message: `is not a project id: ${quote(input.id)}` });
+  }
+  if (typeof input.name === 'string' && input.name.trim() && input.name.trim().length <= 200) project.name = input.name.trim();
+  else issues.push({ field: 'name', message: 'a project needs a name (up to 200 characters)' });
+  if (typeof input.path === 'string' && input.path.trim().startsWith('/') && !input.path.includes('\0')) project.path = input.path.trim();
+  else issues.push({ field: 'path', message: `must be an absolute folder path, not ${quote(input.path)}` });
+  if (input.worktrees !== undefined) {
+    if (typeof input.worktrees === 'boolean') project.worktrees = input.worktrees;
+    else issues.push({ field: 'worktrees', message: `must be true or false, not ${quote(input.worktrees)}` });
+  }
+  if (input.setupCommand !== undefined && input.setupCommand !== null) {
+    if (typeof input.setupCommand === 'string') {
+      if (input.setupCommand.trim()) project.setupCommand = input.setupCommand;
+    } else issues.push({ field: 'setupCommand', message: `must be a shell command, not ${quote(input.setupCommand)}` });
+  }
+  if (issues.length > 0) throw new ValidationError(issues, 'Project not saved:');
+  return project;
+}

@@ -1,0 +1,227 @@
+// The configuration: settings, projects and pipelines (and, for later services, the other lists
+// of config.json). Every change is validated first, written durably, and only then applied in
+// memory, so a failed change leaves nothing half-written.
+
+import { stat } from 'node:fs/promises';
+import type { Pipeline, PipelineTemplateId, Project, Settings } from '../core/api';
+import { pipelineTemplateIds } from '../core/api';
+import { ConflictError, NotFoundError, ValidationError, quote } from '../core/errors';
+import { newId } from '../core/ids';
+import { duplicatePipeline, exportPipeline, parsePipelineExport, pipelineFromTemplate, validatePipeline } from '../core/pipeline';
+import { defaultSettings, mergeSettings, validateProject } from '../core/settings';
+import type { ConfigFile, DataStore } from '../store/data-store';
+
+/** Harness ids every installation knows (the built-in harnesses). */
+export const builtInHarnessIds = ['claude', 'codex', 'gemini', 'opencode', 'cursor', 'amp'] as const;
+
+export type ConfigListener = (previous: ConfigFile, next: ConfigFile) => void;
+
+export interface ConfigOptions {
+  /** Settings that apply to this start only (command-line flags); not written unless saved. */
+  overrides?: unknown;
+  now?: () => number;
+}
+
+export class ConfigService {
+  private config: ConfigFile;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Set<ConfigListener>();
+  private readonly now: () => number;
+
+  private constructor(private readonly store: DataStore, config: ConfigFile, now: () => number) {
+    this.config = config;
+    this.now = now;
+  }
+
+  /**
+   * Loads config.json, or on a first start creates the Demo project and the demo pipeline
+   * (DESIGN §4) and writes them. A corrupt file throws (CorruptFileError) and is left untouched.
+   */
+  static async open(store: DataStore, options: ConfigOptions = {}): Promise<ConfigService> {
+    const now = options.now ?? Date.now;
+    let config = await store.readConfig();
+    if (!config) {
+      const demoPath = await store.ensureProjectFolder('demo');
+      const project: Project = { id: newId('prj'), name: 'Demo', path: demoPath, worktrees: false };
+      config = {
+        format: 1,
+        settings: structuredClone(defaultSettings),
+        projects: [project],
+        pipelines: [pipelineFromTemplate('demo', project.id, now())],
+        connections: [],
+        triggers: [],
+        harnessOverrides: {},
+        customHarnesses: [],
+        channels: [],
+      };
+      await store.writeConfig(config);
+    } else {
+      config.settings = mergeSettings(structuredClone(defaultSettings), config.settings);
+    }
+    if (options.overrides !== undefined) config = { ...config, settings: mergeSettings(config.settings, options.overrides) };
+    return new ConfigService(store, config, now);
+  }
+
+  /** The current configuration. Treat it as read-only: changes go through the methods. */
+  get current(): Readonly<ConfigFile> {
+    return this.config;
+  }
+
+  get settings(): Settings {
+    return this.config.settings;
+  }
+
+  /** Called after every applied change with the configuration before and after it. */
+  subscribe(listener: ConfigListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Runs `change` on the current configuration, one change at a time; writes its result durably,
+   * then applies it. `change` must not mutate its argument; it may throw to refuse.
+   */
+  update<T>(change: (config: ConfigFile) => { config: ConfigFile; result: T }): Promise<T> {
+    const run = this.queue.then(async () => {
+      const previous = this.config;
+      const { config, result } = change(previous);
+      if (config !== previous) {
+        await this.store.writeConfig(config);
+        this.config = config;
+        for (const listener of this.listeners) listener(previous, config);
+      }
+      return result;
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Resolves once every change queued so far has been written (or refused). */
+  async idle(): Promise<void> {
+    await this.queue;
+  }
+
+  // ─── Settings ───
+
+  saveSettings(input: unknown): Promise<Settings> {
+    return this.update((config) => {
+      const settings = mergeSettings(config.settings, input);
+      return { config: { ...config, settings }, result: settings };
+    });
+  }
+
+  // ─── Projects ───
+
+  getProject(id: unknown): Project {
+    const project = this.config.projects.find((candidate) => candidate.id === id);
+    if (!project) throw new NotFoundError(`No project with id ${quote(id)}`);
+    return project;
+  }
+
+  async saveProject(input: unknown): Promise<Project> {
+    const clean = validateProject(input);
+    const info = await stat(clean.path).catch(() => undefined);
+    if (!info?.isDirectory()) throw new ValidationError([{ field: 'path', message: `the folder ${quote(clean.path)} does not exist` }], 'Project not saved:');
+    return this.update((config) => {
+      if (clean.id) {
+        const index = config.projects.findIndex((project) => project.id === clean.id);
+        if (index < 0) throw new NotFoundError(`No project with id ${quote(clean.id)}`);
+        const project: Project = { ...clean, id: clean.id };
+        const projects = config.projects.with(index, project);
+        return { config: { ...config, projects }, result: project };
+      }
+      const project: Project = { ...clean, id: newId('prj') };
+      return { config: { ...config, projects: [...config.projects, project] }, result: project };
+    });
+  }
+
+  deleteProject(id: unknown): Promise<void> {
+    return this.update((config) => {
+      const project = this.getProject(id);
+      const pipelines = config.pipelines.filter((pipeline) => pipeline.projectId === project.id);
+      if (pipelines.length > 0) {
+        throw new ConflictError(`Project ${quote(project.name)} still has ${pipelines.length} pipeline${pipelines.length === 1 ? '' : 's'} (${pipelines.map((pipeline) => pipeline.name).join(', ')}): delete or move them first`);
+      }
+      return { config: { ...config, projects: config.projects.filter((candidate) => candidate.id !== project.id) }, result: undefined };
+    });
+  }
+
+  // ─── Pipelines ───
+
+  getPipeline(id: unknown): Pipeline {
+    const pipeline = this.config.pipelines.find((candidate) => candidate.id === id);
+    if (!pipeline) throw new NotFoundError(`No pipeline with id ${quote(id)}`);
+    return pipeline;
+  }
+
+  harnessIds(config: ConfigFile = this.config): string[] {
+    return [...builtInHarnessIds, ...config.customHarnesses.map((harness) => harness.id)];
+  }
+
+  private context(config: ConfigFile) {
+    return { projectIds: config.projects.map((project) => project.id), harnessIds: this.harnessIds(config) };
+  }
+
+  private putPipeline(config: ConfigFile, pipeline: Pipeline): ConfigFile {
+    const index = config.pipelines.findIndex((candidate) => candidate.id === pipeline.id);
+    const pipelines = index < 0 ? [...config.pipelines, pipeline] : config.pipelines.with(index, pipeline);
+    return { ...config, pipelines };
+  }
+
+  savePipeline(input: unknown): Promise<Pipeline> {
+    return this.update((config) => {
+      const pipeline = validatePipeline(input, this.context(config), this.now());
+      const existing = config.pipelines.find((candidate) => candidate.id === pipeline.id);
+      if (!existing && (input as { id?: unknown }).id) throw new NotFoundError(`No pipeline with id ${quote(pipeline.id)}`);
+      if (existing) pipeline.createdAt = existing.createdAt;
+      return { config: this.putPipeline(config, pipeline), result: pipeline };
+    });
+  }
+
+  createPipelineFromTemplate(templateId: unknown, projectId?: unknown): Promise<Pipeline> {
+    return this.update((config) => {
+      if (!pipelineTemplateIds.includes(templateId as PipelineTemplateId)) {
+        throw new ValidationError(`Unknown pipeline template ${quote(templateId)}: choose one of ${pipelineTemplateIds.join(', ')}`);
+      }
+      const project = projectId === undefined || projectId === null || projectId === '' ? config.projects[0] : this.getProject(projectId);
+      if (!project) throw new ConflictError('Create a project first: a pipeline belongs to a project');
+      const pipeline = pipelineFromTemplate(templateId as PipelineTemplateId, project.id, this.now());
+      return { config: this.putPipeline(config, pipeline), result: pipeline };
+    });
+  }
+
+  duplicatePipeline(id: unknown): Promise<Pipeline> {
+    return this.update((config) => {
+      const copy = duplicatePipeline(this.getPipeline(id), this.now());
+      return { config: this.putPipeline(config, copy), result: copy };
+    });
+  }
+
+  deletePipeline(id: unknown): Promise<void> {
+    return this.update((config) => {
+      const pipeline = this.getPipeline(id);
+      const users = config.triggers.filter((trigger) => trigger.pipelineId === pipeline.id);
+      if (users.length > 0) {
+        throw new ConflictError(`Pipeline ${quote(pipeline.name)} is used by the trigger${users.length === 1 ? '' : 's'} ${users.map((trigger) => quote(trigger.name)).join(', ')}: delete the trigger or point it at another pipeline first`);
+      }
+      return { config: { ...config, pipelines: config.pipelines.filter((candidate) => candidate.id !== pipeline.id) }, result: undefined };
+    });
+  }
+
+  exportPipeline(id: unknown): string {
+    return exportPipeline(this.getPipeline(id));
+  }
+
+  /** Imports an export as a new pipeline of the first project (the user can move it afterwards). */
+  async importPipeline(json: unknown): Promise<Pipeline> {
+    if (typeof json !== 'string') throw new ValidationError(`importPipeline takes the exported JSON text, not ${quote(json)}`);
+    const imported = parsePipelineExport(json);
+    return this.update((config) => {
+      const project = config.projects[0];
+      if (!project) throw new ConflictError('Create a project first: an imported pipeline belongs to a project');
+      const pipeline = validatePipeline({ ...imported, id: undefined, projectId: project.id }, this.context(config), this.now());
+      return { config: this.putPipeline(config, pipeline), result: pipeline };
+    });
+  }
+}
+

@@ -1,0 +1,85 @@
+// The data folder (DESIGN §5): where each file lives, and how it is read and written.
+// Everything that touches the data folder goes through here.
+
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Channel, Connection, HarnessDefinition, Pipeline, Project, Settings, TriggerConfig } from '../core/api';
+import { isPlainObject } from '../core/settings';
+import { removeStaleTempFiles } from './atomic';
+import { CorruptFileError, readJsonFile } from './json-file';
+import { JsonlAppender } from './jsonl';
+import { FileWriter } from './writer';
+
+/** config.json: everything the user configured, in one file written atomically. */
+export interface ConfigFile {
+  format: 1;
+  settings: Settings;
+  projects: Project[];
+  pipelines: Pipeline[];
+  connections: Connection[];
+  triggers: TriggerConfig[];
+  /** Built-in harnesses: only the fields the user changed, by harness id. */
+  harnessOverrides: Record<string, Partial<HarnessDefinition>>;
+  customHarnesses: HarnessDefinition[];
+  channels: Channel[];
+}
+
+const listKeys = ['projects', 'pipelines', 'connections', 'triggers', 'customHarnesses', 'channels'] as const;
+
+export class DataStore {
+  /** Serialised, coalesced atomic replacement of whole files. */
+  readonly writer = new FileWriter();
+  /** Batched appends to JSON Lines files (logs, inbox). */
+  readonly appender = new JsonlAppender();
+
+  constructor(readonly dir: string) {}
+
+  get configPath(): string {
+    return join(this.dir, 'config.json');
+  }
+
+  /** Creates the folder layout and removes temp files a crash left behind. */
+  async open(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    for (const folder of ['runs', 'triggers', 'worktrees', 'projects']) await mkdir(join(this.dir, folder), { recursive: true });
+    await removeStaleTempFiles(this.dir);
+  }
+
+  /**
+   * Reads config.json: undefined on a first start (no file). A file that does not parse, or is
+   * not a Factory configuration, throws CorruptFileError naming it: it is never overwritten.
+   */
+  async readConfig(): Promise<ConfigFile | undefined> {
+    const raw = await readJsonFile<unknown>(this.configPath);
+    if (raw === undefined) return undefined;
+    if (!isPlainObject(raw) || raw.format !== 1 || !isPlainObject(raw.settings)) {
+      throw new CorruptFileError(this.configPath, 'it is not a Factory configuration (format 1 with settings)');
+    }
+    for (const key of listKeys) {
+      if (raw[key] === undefined) raw[key] = [];
+      else if (!Array.isArray(raw[key])) throw new CorruptFileError(this.configPath, `the field ${key} is not a list`);
+    }
+    if (!isPlainObject(raw.harnessOverrides)) raw.harnessOverrides = {};
+    return raw as unknown as ConfigFile;
+  }
+
+  /** Writes config.json durably; resolves once this content (or newer) is on disk. */
+  writeConfig(config: ConfigFile): Promise<void> {
+    return this.writer.write(this.configPath, () => JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
+  }
+
+  /** A folder for a project that Factory made itself (the Demo project). */
+  async ensureProjectFolder(name: string): Promise<string> {
+    const path = join(this.dir, 'projects', name);
+    await mkdir(path, { recursive: true });
+    return path;
+  }
+
+  /** Waits for every pending write and append, then closes open files. */
+  async close(): Promise<void> {
+    await this.writer.flush();
+    await this.appender.close();
+  }
+}
+
+export { CorruptFileError };

@@ -1,0 +1,118 @@
+// The layer rules of DESIGN §2, checked over every source file's imports.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const root = process.cwd();
+
+interface Import {
+  specifier: string;
+  typeOnly: boolean;
+}
+
+/** Every import, export-from, dynamic import and require in a file's text. */
+export function findImports(text: string): Import[] {
+  const found: Import[] = [];
+  const staticPattern = /^\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm;
+  for (const match of text.matchAll(staticPattern)) found.push({ specifier: match[3]!, typeOnly: Boolean(match[2]) });
+  for (const match of text.matchAll(/\b(?:import|require)\s*\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ specifier: match[1]!, typeOnly: false });
+  return found;
+}
+
+/** The layer a file or resolved import belongs to, by its path under the project root. */
+function layerOf(path: string): string {
+  const parts = relative(root, path).split(sep);
+  if (parts[0] === 'ui') return 'ui';
+  if (parts[0] !== 'src') return 'outside';
+  if (parts.length === 2) return parts[1]!.replace(/\.ts$/, ''); // api, app, server, options
+  return parts[1]!;
+}
+
+const engineSide = ['core', 'store', 'engine', 'harness', 'triggers', 'channels'];
+/** Which layers each layer may import from (besides itself). */
+const allowed: Record<string, string[]> = {
+  core: [],
+  store: ['core'],
+  engine: engineSide,
+  harness: engineSide,
+  triggers: engineSide,
+  channels: engineSide,
+  api: engineSide,
+  http: ['core', 'api'],
+  app: [...engineSide, 'api', 'http'],
+  options: ['core'],
+  server: ['core', 'app', 'options'],
+  desktop: ['core', 'api', 'app', 'http'],
+  ui: [],
+};
+
+/** The broken rules in one file, as readable sentences (empty when it keeps them all). */
+export function checkFile(file: string, imports: Import[]): string[] {
+  const layer = layerOf(file);
+  const problems: string[] = [];
+  const name = relative(root, file);
+  for (const { specifier, typeOnly } of imports) {
+    if (specifier === 'electron') {
+      if (layer !== 'desktop') problems.push(`${name} imports electron: only src/desktop may`);
+      continue;
+    }
+    if (specifier.startsWith('node:')) {
+      if (layer === 'core' || layer === 'ui') problems.push(`${name} imports ${specifier}: ${layer}/ must stay free of Node`);
+      continue;
+    }
+    if (!specifier.startsWith('.')) {
+      problems.push(`${name} imports the package ${specifier}: Factory has no runtime dependencies`);
+      continue;
+    }
+    const target = resolve(dirname(file), specifier);
+    const targetLayer = layerOf(target);
+    if (layer === 'ui') {
+      const isCoreApi = relative(root, target).replace(/\.ts$/, '') === join('src', 'core', 'api');
+      if (targetLayer !== 'ui' && !(isCoreApi && typeOnly)) problems.push(`${name} imports ${specifier}: ui/ may only import types from src/core/api.ts`);
+      continue;
+    }
+    if (targetLayer === layer) continue;
+    if (!(allowed[layer] ?? []).includes(targetLayer)) problems.push(`${name} (${layer}) imports ${specifier} (${targetLayer})`);
+  }
+  return problems;
+}
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder).flatMap((entry) => {
+    const path = join(folder, entry);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const layers = suite('layers');
+
+layers('every file in src/ and ui/ keeps the layer rules of DESIGN §2', () => {
+  const files = [...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'ui'))];
+  assert.ok(files.length > 5, 'source files found');
+  const problems = files.flatMap((file) => checkFile(file, findImports(readFileSync(file, 'utf8'))));
+  assert.equal(problems, []);
+});
+
+layers('the check catches a core file that reaches for Node or the engine', () => {
+  const file = join(root, 'src/core/example.ts');
+  assert.equal(checkFile(file, findImports("import { readFile } from 'node:fs';\nimport { x } from '../engine/config';")).length, 2);
+  assert.equal(checkFile(file, findImports("import type { Run } from './api';")), []);
+});
+
+layers('the check catches electron outside desktop, http reaching into the engine, and packages', () => {
+  assert.equal(checkFile(join(root, 'src/engine/x.ts'), findImports("import { app } from 'electron';")).length, 1);
+  assert.equal(checkFile(join(root, 'src/http/x.ts'), findImports("export { ConfigService } from '../engine/config';")).length, 1);
+  assert.equal(checkFile(join(root, 'src/engine/x.ts'), findImports("const x = require('left-pad');")).length, 1);
+  assert.equal(checkFile(join(root, 'src/desktop/x.ts'), findImports("import { app } from 'electron';")), []);
+});
+
+layers('ui may import only types from core/api', () => {
+  const file = join(root, 'ui/views/runs.ts');
+  assert.equal(checkFile(file, findImports("import type { Run } from '../../src/core/api';")), []);
+  assert.equal(checkFile(file, findImports("import { methods } from '../../src/core/api';")).length, 1);
+  assert.equal(checkFile(file, findImports("import { x } from '../../src/engine/config';")).length, 1);
+});
+
+layers.run();
