@@ -6,8 +6,10 @@ import type {
   FactoryApi, FactoryEventName, FactoryEvents, FactoryMethods, MethodName, Platform, RemoteStatus, Settings, Snapshot,
 } from './core/api';
 import { UnavailableError, ValidationError, quote } from './core/errors';
+import type { Inbox } from './channels/inbox';
 import type { ConfigService } from './engine/config';
 import type { EventHub } from './engine/events';
+import type { RunService } from './engine/runs';
 import type { ConfigFile } from './store/data-store';
 
 /** The desktop-only functions; present only in the desktop app. */
@@ -17,6 +19,8 @@ export type DesktopFunctions = Pick<FactoryMethods, 'pickDirectory' | 'openExter
 export interface Services {
   config: ConfigService;
   events: EventHub;
+  runs: RunService;
+  inbox: Inbox;
   dataDir: string;
   version: string;
   platform: Platform;
@@ -33,7 +37,7 @@ export interface Services {
 export const snapshotInterval = 250;
 
 export function createApi(services: Services): FactoryApi & { close(): void } {
-  const { config, events } = services;
+  const { config, events, runs, inbox } = services;
 
   function snapshot(): Snapshot {
     const current = config.current;
@@ -48,8 +52,8 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
       harnesses: [],
       harnessStatus: {},
       channels: current.channels,
-      runs: [],
-      inbox: [],
+      runs: runs.latestRuns(),
+      inbox: inbox.latest(100),
       dataDir: services.dataDir,
       version: services.version,
       webhookUrl: webhook.url,
@@ -97,15 +101,15 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
 
     // Runs
     snapshot: async () => snapshot(),
-    listRuns: async () => notYet('listRuns'),
-    getRun: async () => notYet('getRun'),
-    startRun: async () => notYet('startRun'),
-    cancelRun: async () => notYet('cancelRun'),
-    retryRun: async () => notYet('retryRun'),
-    deleteRun: async () => notYet('deleteRun'),
-    approveStep: async () => notYet('approveStep'),
-    readStepLog: async () => notYet('readStepLog'),
-    readRunLog: async () => notYet('readRunLog'),
+    listRuns: async (filter) => runs.listRuns(filter),
+    getRun: (id) => runs.getRun(id),
+    startRun: (request) => runs.startRun(request),
+    cancelRun: (id) => runs.cancelRun(id),
+    retryRun: (id, fromStepId) => runs.retryRun(id, fromStepId),
+    deleteRun: (id) => runs.deleteRun(id),
+    approveStep: (runId, stepId, approved, comment, selected) => runs.approveStep(runId, stepId, approved, comment, selected),
+    readStepLog: (runId, stepId, attempt) => runs.readStepLog(runId, stepId, attempt),
+    readRunLog: (runId) => runs.readRunLog(runId),
 
     // Projects and pipelines
     saveProject: (project) => config.saveProject(project),
@@ -143,8 +147,8 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
     saveChannel: async () => notYet('saveChannel'),
     deleteChannel: async () => notYet('deleteChannel'),
     testChannel: async () => notYet('testChannel'),
-    markInboxRead: async () => notYet('markInboxRead'),
-    clearInbox: async () => notYet('clearInbox'),
+    markInboxRead: (ids) => inbox.markRead(ids),
+    clearInbox: () => inbox.clear(),
 
     // Settings and desktop functions
     async saveSettings(input) {

@@ -1,11 +1,18 @@
 // Composition: builds the engine and its doors for one data folder. The headless server
 // (server.ts) and the desktop app (desktop/main.ts) both start Factory through here.
 
+import { join } from 'node:path';
 import type { FactoryApi, Platform } from './core/api';
 import { createApi, type DesktopFunctions } from './api';
+import { Inbox } from './channels/inbox';
+import { EventBatcher } from './engine/batcher';
 import { ConfigService } from './engine/config';
 import { EventHub } from './engine/events';
-import { DataStore } from './store/data-store';
+import { RunService } from './engine/runs';
+import { createShellRunner } from './engine/shell-step';
+import { runApprovalStep, unavailableRunner } from './engine/steps';
+import { DataStore, type ConfigFile } from './store/data-store';
+import { RunStore } from './store/run-store';
 
 declare const FACTORY_VERSION: string;
 /** The application version, set at build time from package.json. */
@@ -35,9 +42,28 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   await store.open();
   const config = await ConfigService.open(store, { overrides: options.overrides });
   const events = new EventHub();
+  const batcher = new EventBatcher(events);
+  const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
+  const { service: runs, problems } = await RunService.open({
+    store: new RunStore(options.dataDir, store.writer, store.appender),
+    config,
+    hub: events,
+    batcher,
+    inbox,
+    runners: {
+      shell: createShellRunner(),
+      approval: runApprovalStep,
+      agent: unavailableRunner('Agent steps are not available in this version of Factory yet'),
+    },
+    worktreesDir: join(options.dataDir, 'worktrees'),
+    secrets: () => configSecrets(config.current),
+  });
+  for (const problem of problems) console.warn(`Skipped a run: ${problem}`);
   const api = createApi({
     config,
     events,
+    runs,
+    inbox,
     dataDir: options.dataDir,
     version,
     platform: options.platform,
@@ -50,11 +76,23 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     dataDir: options.dataDir,
     stop() {
       stopping ??= (async () => {
+        await runs.stop();
         api.close();
         await config.idle();
+        await inbox.close();
         await store.close();
       })();
       return stopping;
     },
   };
+}
+
+/** Every secret in the configuration: kept out of step environments. */
+export function configSecrets(config: Readonly<ConfigFile>): string[] {
+  const secrets: (string | undefined)[] = [
+    ...config.connections.map((connection) => connection.token),
+    ...config.triggers.map((trigger) => trigger.webhookSecret),
+    ...config.channels.flatMap((channel) => [channel.token, channel.url && channel.kind !== 'ntfy' ? channel.url : undefined]),
+  ];
+  return secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0);
 }

@@ -149,6 +149,8 @@ export interface StepRun {
   prompt?: string;
   /** The rendered system prompt of an agent step; only in `getRun`. */
   systemPrompt?: string;
+  /** The rendered message of an approval step (what the person decides on). */
+  message?: string;
 }
 
 export interface Run {

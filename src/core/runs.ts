@@ -1,0 +1,149 @@
+// Pure rules about runs: checking what callers send, the shapes the API returns, and the
+// decisions of approval steps.
+
+import type { ApprovalStep, Issue, Run, RunFilter, RunStatus, StartRunRequest, StepRun } from './api';
+import { finishedRunStatuses } from './api';
+import { ValidationError, quote, type ValidationIssue } from './errors';
+import { isPlainObject } from './settings';
+
+export const runStatuses: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'];
+export const defaultListLimit = 500;
+export const maxListLimit = 10_000;
+
+export function isFinished(status: RunStatus): boolean {
+  return finishedRunStatuses.includes(status);
+}
+
+const issueTextFields = ['key', 'description', 'url', 'priority', 'source'] as const;
+const maxTitleLength = 1000;
+const maxTextLength = 1_000_000;
+
+/** Checks an issue from any door; returns a clean copy (unknown fields dropped, `raw` kept). */
+export function validateIssue(input: unknown, issues: ValidationIssue[], field = 'issue'): Issue | undefined {
+  if (!isPlainObject(input)) {
+    issues.push({ field, message: `must be an object with at least a title, not ${quote(input)}` });
+    return undefined;
+  }
+  const title = typeof input.title === 'string' ? input.title.trim() : '';
+  if (!title) issues.push({ field: `${field}.title`, message: 'an issue needs a title' });
+  else if (title.length > maxTitleLength) issues.push({ field: `${field}.title`, message: `is ${title.length} characters long; at most ${maxTitleLength}` });
+  const issue: Issue = { title };
+  for (const name of issueTextFields) {
+    const value = input[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `must be text, not ${quote(value)}` });
+    else if (value.length > maxTextLength) issues.push({ field: `${field}.${name}`, message: `is too long (${value.length} characters; at most ${maxTextLength})` });
+    else issue[name] = value;
+  }
+  if (input.labels !== undefined && input.labels !== null) {
+    if (Array.isArray(input.labels) && input.labels.length <= 100 && input.labels.every((label) => typeof label === 'string')) issue.labels = [...input.labels];
+    else issues.push({ field: `${field}.labels`, message: `must be a list of up to 100 texts, not ${quote(input.labels)}` });
+  }
+  if (input.raw !== undefined && input.raw !== null) {
+    if (isPlainObject(input.raw)) issue.raw = input.raw;
+    else issues.push({ field: `${field}.raw`, message: `must be an object, not ${quote(input.raw)}` });
+  }
+  return issue;
+}
+
+/** Checks a map of variable names to text values. */
+export function validateVariables(input: unknown, field: string, issues: ValidationIssue[]): Record<string, string> {
+  const variables: Record<string, string> = {};
+  if (input === undefined || input === null) return variables;
+  if (!isPlainObject(input)) {
+    issues.push({ field, message: `must be an object of names to texts, not ${quote(input)}` });
+    return variables;
+  }
+  for (const [name, value] of Object.entries(input)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) issues.push({ field: `${field}.${name}`, message: 'a variable name uses letters, digits and _ and does not start with a digit' });
+    else if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `must be text, not ${quote(value)}` });
+    else variables[name] = value;
+  }
+  return variables;
+}
+
+/** Checks `startRun`'s argument; the pipeline id is looked up by the caller. */
+export function validateStartRequest(input: unknown): Required<Pick<StartRunRequest, 'pipelineId' | 'variables'>> & { issue?: Issue } {
+  if (!isPlainObject(input)) throw new ValidationError(`startRun takes { pipelineId, issue?, variables? }, not ${quote(input)}`);
+  const issues: ValidationIssue[] = [];
+  if (typeof input.pipelineId !== 'string' || !input.pipelineId) issues.push({ field: 'pipelineId', message: 'name the pipeline to run' });
+  const issue = input.issue === undefined || input.issue === null ? undefined : validateIssue(input.issue, issues);
+  const variables = validateVariables(input.variables, 'variables', issues);
+  if (issues.length > 0) throw new ValidationError(issues, 'Run not started:');
+  return { pipelineId: input.pipelineId as string, variables, ...(issue ? { issue } : {}) };
+}
+
+/** Checks `listRuns`'s filter; undefined and null mean no filter. */
+export function validateRunFilter(input: unknown): RunFilter & { limit: number } {
+  if (input === undefined || input === null) return { limit: defaultListLimit };
+  if (!isPlainObject(input)) throw new ValidationError(`listRuns takes a filter object, not ${quote(input)}`);
+  const issues: ValidationIssue[] = [];
+  const filter: RunFilter & { limit: number } = { limit: defaultListLimit };
+  if (input.status !== undefined && input.status !== null && input.status !== '') {
+    if (runStatuses.includes(input.status as RunStatus)) filter.status = input.status as RunStatus;
+    else issues.push({ field: 'status', message: `must be one of ${runStatuses.join(', ')}, not ${quote(input.status)}` });
+  }
+  if (input.pipelineId !== undefined && input.pipelineId !== null && input.pipelineId !== '') {
+    if (typeof input.pipelineId === 'string') filter.pipelineId = input.pipelineId;
+    else issues.push({ field: 'pipelineId', message: `must be a pipeline id, not ${quote(input.pipelineId)}` });
+  }
+  if (input.search !== undefined && input.search !== null && input.search !== '') {
+    if (typeof input.search === 'string' && input.search.length <= 500) filter.search = input.search;
+    else issues.push({ field: 'search', message: `must be text of up to 500 characters, not ${quote(input.search)}` });
+  }
+  if (input.limit !== undefined && input.limit !== null) {
+    if (Number.isInteger(input.limit) && (input.limit as number) >= 1 && (input.limit as number) <= maxListLimit) filter.limit = input.limit as number;
+    else issues.push({ field: 'limit', message: `must be a whole number from 1 to ${maxListLimit}, not ${quote(input.limit)}` });
+  }
+  if (issues.length > 0) throw new ValidationError(issues, 'Bad run filter:');
+  return filter;
+}
+
+/** True when the run passes the filter (status, pipeline, and search over title, key and pipeline name). */
+export function matchesFilter(run: Run, filter: RunFilter): boolean {
+  if (filter.status && run.status !== filter.status) return false;
+  if (filter.pipelineId && run.pipelineId !== filter.pipelineId) return false;
+  if (filter.search) {
+    const needle = filter.search.toLowerCase();
+    const haystacks = [run.issue?.title, run.issue?.key, run.pipelineName, run.id];
+    if (!haystacks.some((text) => text?.toLowerCase().includes(needle))) return false;
+  }
+  return true;
+}
+
+/** The run as `snapshot` and `listRuns` show it: no step outputs, no prompts, no pipeline snapshot. */
+export function slimRun(run: Run): Run {
+  const { pipeline: _pipeline, ...rest } = run;
+  return { ...rest, steps: run.steps.map(slimStep) };
+}
+
+function slimStep(step: StepRun): StepRun {
+  const { output: _output, prompt: _prompt, systemPrompt: _systemPrompt, ...rest } = step;
+  return rest;
+}
+
+/**
+ * Decides what an approval of `step` with these arguments selects (spec: option ids "1", "2", ...;
+ * unknown ids are ignored; single mode needs exactly one). Returns the known ids in option order,
+ * or undefined for a step without choices. Throws ValidationError when approving cannot stand.
+ */
+export function resolveSelection(step: ApprovalStep, selected: unknown): string[] | undefined {
+  if (!step.choices) return undefined;
+  if (selected !== undefined && selected !== null && !Array.isArray(selected)) {
+    throw new ValidationError(`selected must be a list of option ids such as ["1"], not ${quote(selected)}`);
+  }
+  const given = new Set(((selected as unknown[] | undefined) ?? []).filter((id): id is string => typeof id === 'string'));
+  const known = step.choices.options.map((_label, index) => String(index + 1)).filter((id) => given.has(id));
+  const choices = step.choices.options.map((label, index) => `${index + 1} = ${label}`).join(', ');
+  if (known.length === 0) throw new ValidationError(`Step \`${step.id}\` needs a choice to be approved: select one of ${choices}`);
+  if (step.choices.mode === 'single' && known.length > 1) {
+    throw new ValidationError(`Step \`${step.id}\` takes exactly one choice, not ${known.length} (${known.join(', ')})`);
+  }
+  return known;
+}
+
+/** The labels of selected option ids, in order. */
+export function selectedLabels(step: ApprovalStep, selected: readonly string[] | undefined): string[] {
+  if (!step.choices || !selected) return [];
+  return selected.map((id) => step.choices!.options[Number(id) - 1]).filter((label): label is string => label !== undefined);
+}

@@ -1,0 +1,71 @@
+// Turns the engine's many small changes into the spec's paced events: `run` coalesced per run
+// (about every 60 ms, the latest state wins) and `logs` batched (about every 80 ms, in order).
+
+import type { LogLine, Run } from '../core/api';
+import type { EventHub } from './events';
+
+export const runEventInterval = 60;
+export const logEventInterval = 80;
+
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export class EventBatcher {
+  private readonly pendingRuns = new Map<string, () => Run>();
+  private pendingLogs: LogLine[] = [];
+  private runTimer: unknown;
+  private logTimer: unknown;
+
+  constructor(private readonly hub: EventHub, private readonly timers: Timers = realTimers) {}
+
+  /**
+   * Announces that a run changed. `view` is called when the event goes out, so a burst of
+   * changes costs one copy of the run, and the event always carries the latest state.
+   */
+  runChanged(runId: string, view: () => Run): void {
+    this.pendingRuns.set(runId, view);
+    this.runTimer ??= this.timers.setTimeout(() => this.flushRuns(), runEventInterval);
+  }
+
+  /** Forgets pending changes of a deleted run (its `run-deleted` event follows). */
+  forgetRun(runId: string): void {
+    this.pendingRuns.delete(runId);
+  }
+
+  /** Queues log lines; they go out in arrival order. */
+  log(lines: readonly LogLine[]): void {
+    if (lines.length === 0) return;
+    for (const line of lines) this.pendingLogs.push(line);
+    this.logTimer ??= this.timers.setTimeout(() => this.flushLogs(), logEventInterval);
+  }
+
+  flushRuns(): void {
+    if (this.runTimer !== undefined) this.timers.clearTimeout(this.runTimer);
+    this.runTimer = undefined;
+    const views = [...this.pendingRuns.values()];
+    this.pendingRuns.clear();
+    for (const view of views) this.hub.emit('run', view());
+  }
+
+  flushLogs(): void {
+    if (this.logTimer !== undefined) this.timers.clearTimeout(this.logTimer);
+    this.logTimer = undefined;
+    if (this.pendingLogs.length === 0) return;
+    const batch = this.pendingLogs;
+    this.pendingLogs = [];
+    this.hub.emit('logs', batch);
+  }
+
+  /** Sends everything pending now (on shutdown, so no change is lost at the end). */
+  flush(): void {
+    this.flushLogs();
+    this.flushRuns();
+  }
+}

@@ -1,0 +1,346 @@
+// Runs one step's process (a shell step's `/bin/sh -c`, an agent CLI) and stops everything it started.
+//
+// The child leads its own process group, and every signal goes to the whole group, so what it
+// starts in the background is stopped with it. A step ends when its main process ends; what it left
+// running is stopped (SIGTERM to the group, SIGKILL after the grace period). Cancel and timeout do
+// the same while the main process still runs. Processes that left the group on purpose (`setsid`,
+// daemons) are out of reach: their hold on our pipes is cut, they are not killed.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { errorMessage, quote } from '../core/errors';
+import { LineSplitter, OutputTail } from './lines';
+
+const DEFAULT_KILL_GRACE_MS = 5000;
+const DEFAULT_OUTPUT_LIMIT = 1_048_576;
+/**
+ * Once nothing of the group is left to signal (it was empty, or SIGKILL went out), how long the
+ * output pipes may stay open before we stop reading them: only a process that left the group can
+ * still hold them, and the step must not wait for it.
+ */
+const PIPE_DRAIN_MS = 500;
+/** setTimeout's longest delay; a longer timeout is waited for in several steps. */
+const LONGEST_TIMER_MS = 2_147_483_647;
+
+export interface RunProcessOptions {
+  /** The executable (`/bin/sh`, `claude`); it is never run through a shell by this module. */
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  /** The complete environment: nothing of this process's environment is added. */
+  env: Record<string, string>;
+  /** Written to the child's stdin, which is then closed; without it stdin is /dev/null. */
+  stdin?: string;
+  /** Milliseconds until the whole group is stopped and `timedOut` set; absent or Infinity: none. */
+  timeoutMs?: number;
+  /** Aborting it cancels: the whole group is stopped and `cancelled` set. */
+  signal?: AbortSignal;
+  /** Milliseconds between SIGTERM and SIGKILL (default 5000). */
+  killGraceMs?: number;
+  /** Longest line handed to onLine, in UTF-16 code units; longer lines come in pieces (default 16384). */
+  maxLineLength?: number;
+  /** Bytes of stdout kept as `output`, the last ones (default 1 MiB). */
+  outputLimit?: number;
+  /** Each line of stdout ('out') and stderr ('err') as it arrives; see LineSplitter for the cleaning. */
+  onLine?: (line: string, stream: 'out' | 'err') => void;
+}
+
+export interface ProcessResult {
+  /** The main process's exit code; null when a signal ended it or it never started. */
+  exitCode: number | null;
+  /** The signal that ended the main process, if one did. */
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** The last `outputLimit` bytes of stdout as UTF-8 text (raw: control characters kept). */
+  output: string;
+  /** True when stdout was longer than `outputLimit`, so `output` is only its end. */
+  outputTruncated: boolean;
+  /** Why the process could not start (`command not found: \`foo\``); the promise still resolves. */
+  spawnError?: string;
+  durationMs: number;
+}
+
+/**
+ * Runs `command` with `args` in its own process group and resolves when the step is over: its main
+ * process has exited and its output pipes are closed (or cut, see PIPE_DRAIN_MS). Never rejects for
+ * anything the child does: a command that cannot start resolves with `spawnError`. When the signal
+ * is already aborted nothing is started. Rejects with RangeError for out-of-range options (an empty
+ * command, a negative timeout, grace period, output limit, or a maxLineLength below 2).
+ *
+ * When the result arrives, every process of the group has been sent SIGTERM, and if any of them
+ * (a zombie included) still exists after `killGraceMs`, SIGKILL follows, even after resolving.
+ */
+export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
+  checkOptions(options);
+  return new Promise((resolve) => execute(options, resolve));
+}
+
+/**
+ * Sends `signal` to every process in the group `pid` leads. Returns true when at least one
+ * process received it, false when the group no longer exists (or is not ours to signal). Throws
+ * RangeError for a pid that is not an integer above 1: `kill(-1)` would reach every process we own.
+ */
+export function killProcessGroup(pid: number, signal: NodeJS.Signals): boolean {
+  checkGroupId(pid);
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch (error) {
+    if (isMissingOrForeign(error)) return false;
+    throw error;
+  }
+}
+
+/** True while any process of the group `pid` leads exists (a zombie counts). RangeError as killProcessGroup. */
+export function isProcessGroupAlive(pid: number): boolean {
+  checkGroupId(pid);
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (error) {
+    if (isMissingOrForeign(error)) return false;
+    throw error;
+  }
+}
+
+function execute(options: RunProcessOptions, resolve: (result: ProcessResult) => void): void {
+  const started = performance.now();
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const tail = new OutputTail(options.outputLimit ?? DEFAULT_OUTPUT_LIMIT);
+  const abortSignal = options.signal;
+
+  let exitCode: number | null = null;
+  let exitSignal: NodeJS.Signals | null = null;
+  let timedOut = false;
+  let cancelled = false;
+  let leaderExited = false;
+  let stopping = false;
+  let settled = false;
+  let openPipes = 0;
+  let timeoutTimer: NodeJS.Timeout | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  let drainTimer: NodeJS.Timeout | undefined;
+  let child: ChildProcess | undefined;
+
+  const finish = (spawnError?: string): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timeoutTimer);
+    clearTimeout(drainTimer);
+    abortSignal?.removeEventListener('abort', onAbort);
+    // The SIGKILL still pending for a stubborn leftover is kept; with nothing left it is not needed.
+    const pid = child?.pid;
+    if (killTimer && (pid === undefined || !isProcessGroupAlive(pid))) clearTimeout(killTimer);
+    const result: ProcessResult = {
+      exitCode,
+      signal: exitSignal,
+      timedOut,
+      cancelled,
+      output: tail.text(),
+      outputTruncated: tail.truncated,
+      durationMs: Math.round(performance.now() - started),
+    };
+    if (spawnError !== undefined) result.spawnError = spawnError;
+    resolve(result);
+  };
+
+  const maybeFinish = (): void => {
+    if (leaderExited && openPipes === 0) finish();
+  };
+
+  /** Signals the group, and the leader directly in case it moved to another group. */
+  const signalAll = (signal: NodeJS.Signals): boolean => {
+    const pid = child?.pid;
+    if (pid === undefined) return false;
+    const reachedGroup = killProcessGroup(pid, signal);
+    const reachedLeader = !leaderExited && !reachedGroup && child!.kill(signal);
+    return reachedGroup || reachedLeader;
+  };
+
+  /** SIGTERM now, SIGKILL after the grace period; once nothing is left to signal, the pipes get PIPE_DRAIN_MS. */
+  const stopGroup = (): void => {
+    if (stopping) return;
+    stopping = true;
+    if (!signalAll('SIGTERM')) {
+      startDrain();
+      return;
+    }
+    killTimer = setTimeout(() => {
+      killTimer = undefined;
+      signalAll('SIGKILL');
+      startDrain();
+    }, killGraceMs);
+  };
+
+  const startDrain = (): void => {
+    if (settled || drainTimer || openPipes === 0) return;
+    drainTimer = setTimeout(() => {
+      // One more turn of the event loop first, so bytes already waiting in the pipes are read.
+      setImmediate(() => {
+        if (settled) return;
+        child?.stdout?.destroy();
+        child?.stderr?.destroy();
+      });
+    }, PIPE_DRAIN_MS);
+  };
+
+  function onAbort(): void {
+    if (settled || leaderExited || stopping) return;
+    cancelled = true;
+    stopGroup();
+  }
+
+  if (abortSignal?.aborted) {
+    cancelled = true;
+    finish();
+    return;
+  }
+
+  let spawned: ChildProcess;
+  try {
+    spawned = spawn(options.command, [...options.args], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+  } catch (error) {
+    finish(describeSpawnError(error, options));
+    return;
+  }
+
+  child = spawned;
+  spawned.on('error', (error) => {
+    // Errors after a successful start (a failed kill) change nothing: exit and close still come.
+    if (spawned.pid === undefined) finish(describeSpawnError(error, options));
+  });
+  if (spawned.pid === undefined) return; // the 'error' event above reports why
+
+  const deliver = lineDelivery(options.onLine);
+  for (const [stream, name] of [[spawned.stdout, 'out'], [spawned.stderr, 'err']] as const) {
+    if (!stream) continue;
+    openPipes += 1;
+    const splitter = deliver ? new LineSplitter((line) => deliver(line, name), options.maxLineLength) : undefined;
+    stream.on('data', (chunk: Buffer) => {
+      if (name === 'out') tail.push(chunk);
+      splitter?.push(chunk);
+    });
+    stream.on('close', () => {
+      splitter?.end();
+      openPipes -= 1;
+      maybeFinish();
+    });
+  }
+
+  if (spawned.stdin && options.stdin !== undefined) {
+    // A child that exits without reading its input makes the write fail (EPIPE): that is its business.
+    spawned.stdin.on('error', () => {});
+    spawned.stdin.end(options.stdin);
+  }
+
+  spawned.on('exit', (code, signal) => {
+    exitCode = code;
+    exitSignal = signal;
+    leaderExited = true;
+    clearTimeout(timeoutTimer);
+    stopGroup();
+    maybeFinish();
+  });
+
+  abortSignal?.addEventListener('abort', onAbort, { once: true });
+
+  const timeoutMs = options.timeoutMs;
+  if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
+    const deadline = performance.now() + timeoutMs;
+    const checkDeadline = (): void => {
+      const remaining = deadline - performance.now();
+      if (remaining > 0) {
+        timeoutTimer = setTimeout(checkDeadline, Math.min(Math.ceil(remaining), LONGEST_TIMER_MS));
+      } else if (!settled && !leaderExited && !stopping) {
+        timedOut = true;
+        stopGroup();
+      }
+    };
+    timeoutTimer = setTimeout(checkDeadline, Math.min(timeoutMs, LONGEST_TIMER_MS));
+  }
+}
+
+/** Wraps onLine so that a listener that throws is reported once and does not break the run. */
+function lineDelivery(onLine: RunProcessOptions['onLine']): ((line: string, stream: 'out' | 'err') => void) | undefined {
+  if (!onLine) return undefined;
+  let reported = false;
+  return (line, stream) => {
+    try {
+      onLine(line, stream);
+    } catch (error) {
+      if (!reported) console.error('A process output listener failed:', error);
+      reported = true;
+    }
+  };
+}
+
+/** A message a user can act on, for a process that could not start. */
+function describeSpawnError(error: unknown, options: RunProcessOptions): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const command = options.command;
+  if (code === 'ENOENT' || code === 'ENOTDIR') {
+    if (!isFolder(options.cwd)) return `working folder not found: ${quote(options.cwd)}`;
+    if (command.includes('/') && isFile(command)) return `cannot run ${quote(command)}: its interpreter (the #! line) was not found`;
+    return `command not found: ${quote(command)}`;
+  }
+  if (code === 'EACCES') {
+    if (!isFolder(options.cwd)) return `working folder not accessible: ${quote(options.cwd)}`;
+    return `permission denied: ${quote(command)} is not executable`;
+  }
+  return `could not start ${quote(command)}: ${errorMessage(error)}`;
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** ESRCH: no such group; EPERM: the id now belongs to processes that are not ours. */
+function isMissingOrForeign(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ESRCH' || code === 'EPERM';
+}
+
+/** Numbers as written (quote() would print NaN and Infinity as null), anything else quoted. */
+function describe(value: unknown): string {
+  return typeof value === 'number' ? String(value) : quote(value);
+}
+
+function checkGroupId(pid: number): void {
+  if (!Number.isInteger(pid) || pid <= 1) throw new RangeError(`Not a process group id: ${describe(pid)}`);
+}
+
+function checkOptions(options: RunProcessOptions): void {
+  if (typeof options.command !== 'string' || options.command.length === 0) {
+    throw new RangeError(`The command must be a non-empty string, got ${quote(options.command)}`);
+  }
+  const { timeoutMs, killGraceMs, outputLimit, maxLineLength } = options;
+  if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be 0 or more, got ${describe(timeoutMs)}`);
+  if (killGraceMs !== undefined && !(killGraceMs >= 0 && killGraceMs <= LONGEST_TIMER_MS)) {
+    throw new RangeError(`killGraceMs must be between 0 and ${LONGEST_TIMER_MS}, got ${describe(killGraceMs)}`);
+  }
+  if (outputLimit !== undefined && !(Number.isInteger(outputLimit) && outputLimit >= 0)) {
+    throw new RangeError(`outputLimit must be a whole number of bytes, got ${describe(outputLimit)}`);
+  }
+  if (maxLineLength !== undefined && !(Number.isInteger(maxLineLength) && maxLineLength >= 2)) {
+    throw new RangeError(`maxLineLength must be an integer of at least 2, got ${describe(maxLineLength)}`);
+  }
+}

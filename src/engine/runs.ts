@@ -1,0 +1,490 @@
+// The run service: starts, queues, drives, approves, cancels, retries and deletes runs.
+//
+// A run's life: queued → running (workspace, then steps in order) → waiting (an approval step;
+// the run gives up its slot) → queued again once approved → ... → succeeded | failed |
+// cancelled | rejected. Every transition is written to runs/<id>/run.json before it is announced.
+// Active runs (queued, running, waiting) are kept whole in memory; finished runs are kept slim
+// (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
+
+import type { Issue, LogLine, Pipeline, Project, Run, StepRun } from '../core/api';
+import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
+import { newRunId } from '../core/ids';
+import {
+  isFinished, matchesFilter, resolveSelection, selectedLabels, slimRun, validateRunFilter, validateStartRequest,
+} from '../core/runs';
+import { stepEnvironment, type TemplateContext } from '../core/template';
+import type { RunStore } from '../store/run-store';
+import type { EventBatcher } from './batcher';
+import type { ConfigService } from './config';
+import { buildStepEnvironment } from './environment';
+import type { EventHub } from './events';
+import { runProcess } from './process';
+import type { StepOutcome, StepRunners } from './steps';
+import { prepareWorkspace, removeWorkspace, type CommandRunner } from './workspace';
+
+export const defaultStepTimeoutSec = 3600;
+/** Runs shown in the snapshot. */
+export const snapshotRunCount = 300;
+
+/** Notices the run service leaves in the inbox. */
+export interface RunNotices {
+  add(item: { kind: 'run.waiting' | 'run.succeeded' | 'run.failed'; title: string; body?: string; runId: string }): Promise<unknown>;
+}
+
+export interface RunServiceOptions {
+  store: RunStore;
+  config: ConfigService;
+  hub: EventHub;
+  batcher: EventBatcher;
+  inbox: RunNotices;
+  runners: StepRunners;
+  worktreesDir: string;
+  /** The user's environment that steps start from (process.env); Factory's own values are removed. */
+  environment?: NodeJS.ProcessEnv;
+  /** Every secret Factory holds now (remote token, webhook secrets, tokens): never given to a step. */
+  secrets?: () => string[];
+  /** A link to the run in the UI (remote access), for templates and notices. */
+  runUrl?: (runId: string) => string | undefined;
+  now?: () => number;
+}
+
+interface ActiveRun {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export class RunService {
+  private readonly runs = new Map<string, Run>();
+  /** Run ids, oldest first (ids sort by creation). */
+  private order: string[] = [];
+  private readonly active = new Map<string, ActiveRun>();
+  private logBuffer: LogLine[] = [];
+  private logFlush: Promise<void> | undefined;
+  private stopping = false;
+  private readonly now: () => number;
+  private readonly runCommand: CommandRunner = (options) => runProcess(options);
+
+  private constructor(private readonly options: RunServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Loads the runs on disk and recovers from a stop or crash (DESIGN §4): runs that were running
+   * are failed with the error `interrupted`; queued runs stay queued and start; waiting runs keep
+   * waiting. Returns the problems met while reading (unreadable run files are skipped, not deleted).
+   */
+  static async open(options: RunServiceOptions): Promise<{ service: RunService; problems: string[] }> {
+    const service = new RunService(options);
+    const { runs, problems } = await options.store.loadAll();
+    const saves: Promise<void>[] = [];
+    for (const run of runs) {
+      if (run.status === 'running') {
+        const now = service.now();
+        for (const step of run.steps) {
+          if (step.status === 'running') Object.assign(step, { status: 'failed', error: 'interrupted', finishedAt: now });
+          else if (step.status === 'pending') step.status = 'skipped';
+        }
+        Object.assign(run, { status: 'failed', error: 'interrupted', finishedAt: now });
+        saves.push(options.store.save(run));
+      }
+      service.runs.set(run.id, isFinished(run.status) ? slimRun(run) : run);
+      service.order.push(run.id);
+    }
+    await Promise.all(saves);
+    options.config.subscribe(() => service.pump());
+    service.pump();
+    return { service, problems };
+  }
+
+  // ─── Reading ───
+
+  listRuns(filterInput?: unknown): Run[] {
+    const filter = validateRunFilter(filterInput);
+    const found: Run[] = [];
+    for (let index = this.order.length - 1; index >= 0 && found.length < filter.limit; index--) {
+      const run = this.runs.get(this.order[index]!)!;
+      if (matchesFilter(run, filter)) found.push(slimRun(run));
+    }
+    return found;
+  }
+
+  /** The latest runs for the snapshot, slim. */
+  latestRuns(): Run[] {
+    return this.listRuns({ limit: snapshotRunCount });
+  }
+
+  /** The full run: outputs, rendered prompts and the pipeline snapshot; undefined for an unknown id. */
+  async getRun(id: unknown): Promise<Run | undefined> {
+    if (typeof id !== 'string') throw new ValidationError(`getRun takes a run id, not ${quote(id)}`);
+    const run = this.runs.get(id);
+    if (!run) return undefined;
+    if (!isFinished(run.status)) return structuredClone(run);
+    return (await this.options.store.read(id)) ?? run;
+  }
+
+  async readStepLog(runId: unknown, stepId: unknown, attempt?: unknown): Promise<LogLine[]> {
+    const run = this.requireRun(runId);
+    const step = this.requireStep(run, stepId);
+    let wanted = step.attempt;
+    if (attempt !== undefined && attempt !== null) {
+      if (!Number.isInteger(attempt) || (attempt as number) < 1) throw new ValidationError(`attempt must be a whole number from 1, not ${quote(attempt)}`);
+      wanted = attempt as number;
+    }
+    if (wanted === 0) return [];
+    await this.flushLogs();
+    return this.options.store.readLog(run.id, step.id, wanted);
+  }
+
+  async readRunLog(runId: unknown): Promise<LogLine[]> {
+    const run = this.requireRun(runId);
+    await this.flushLogs();
+    return this.options.store.readLog(run.id, '', 0);
+  }
+
+  // ─── Starting and deciding ───
+
+  /** Validates, snapshots the pipeline, writes the run durably, queues it. */
+  async startRun(input: unknown, origin: { triggerId?: string } = {}): Promise<Run> {
+    if (this.stopping) throw new ConflictError('Factory is stopping; the run was not started');
+    const request = validateStartRequest(input);
+    const pipeline = this.options.config.getPipeline(request.pipelineId);
+    const run: Run = {
+      id: newRunId(this.now()),
+      pipelineId: pipeline.id,
+      pipelineName: pipeline.name,
+      projectId: pipeline.projectId,
+      ...(origin.triggerId ? { triggerId: origin.triggerId } : {}),
+      ...(request.issue ? { issue: request.issue } : {}),
+      variables: { ...pipeline.variables, ...request.variables },
+      status: 'queued',
+      createdAt: this.now(),
+      steps: pipeline.steps.map((step): StepRun => ({ id: step.id, name: step.name, kind: step.kind, status: 'pending', attempt: 0 })),
+      pipeline: structuredClone(pipeline),
+    };
+    await this.options.store.save(run);
+    this.runs.set(run.id, run);
+    this.order.push(run.id);
+    this.changed(run);
+    const queued = structuredClone(run);
+    this.pump();
+    return queued;
+  }
+
+  async approveStep(runId: unknown, stepId: unknown, approved: unknown, comment?: unknown, selected?: unknown): Promise<void> {
+    const run = this.requireRun(runId);
+    const stepRun = this.requireStep(run, stepId);
+    if (typeof approved !== 'boolean') throw new ValidationError(`approved must be true or false, not ${quote(approved)}`);
+    if (comment !== undefined && comment !== null && (typeof comment !== 'string' || comment.length > 10_000)) {
+      throw new ValidationError(`comment must be text of up to 10,000 characters, not ${quote(comment)}`);
+    }
+    if (stepRun.status !== 'waiting') {
+      throw new ConflictError(`Step \`${stepRun.id}\` of run \`${run.id}\` is not waiting for approval (it is ${stepRun.status})`);
+    }
+    const step = run.pipeline!.steps.find((candidate) => candidate.id === stepRun.id);
+    if (step?.kind !== 'approval') throw new ConflictError(`Step \`${stepRun.id}\` is not an approval step`);
+    const at = this.now();
+    const text = typeof comment === 'string' && comment.trim() ? comment : undefined;
+    if (approved) {
+      const chosen = resolveSelection(step, selected);
+      stepRun.approval = { approved: true, ...(text ? { comment: text } : {}), ...(chosen ? { selected: chosen } : {}), at };
+      Object.assign(stepRun, { status: 'succeeded', finishedAt: at });
+      run.status = 'queued';
+      this.changed(run);
+      await this.options.store.save(run);
+      this.pump();
+    } else {
+      stepRun.approval = { approved: false, ...(text ? { comment: text } : {}), at };
+      Object.assign(stepRun, { status: 'rejected', finishedAt: at });
+      await this.finish(run, 'rejected', `Rejected at step \`${stepRun.id}\`${text ? `: ${text}` : ''}`);
+    }
+  }
+
+  /** Cancels a queued, running or waiting run; resolves once it has stopped. */
+  async cancelRun(id: unknown): Promise<void> {
+    const run = this.requireRun(id);
+    if (isFinished(run.status)) throw new ConflictError(`Run \`${run.id}\` is already ${run.status}; only queued, running or waiting runs can be cancelled`);
+    const active = this.active.get(run.id);
+    if (active) {
+      active.controller.abort();
+      await active.done;
+      return;
+    }
+    for (const step of run.steps) if (step.status === 'waiting') Object.assign(step, { status: 'cancelled', finishedAt: this.now() });
+    await this.finish(run, 'cancelled');
+  }
+
+  /** Queues a finished run again, from the start or from `fromStepId`; earlier steps keep their results. */
+  async retryRun(id: unknown, fromStepId?: unknown): Promise<Run> {
+    const slim = this.requireRun(id);
+    if (!isFinished(slim.status)) throw new ConflictError(`Run \`${slim.id}\` is ${slim.status}; only a finished run can be retried`);
+    let from = 0;
+    if (fromStepId !== undefined && fromStepId !== null && fromStepId !== '') {
+      this.requireStep(slim, fromStepId);
+      from = slim.steps.findIndex((step) => step.id === fromStepId);
+    }
+    const run = await this.options.store.read(slim.id);
+    if (!run?.pipeline) throw new ConflictError(`Run \`${slim.id}\` cannot be read from disk, so it cannot be retried`);
+    if (this.runs.get(run.id) !== slim || !isFinished(slim.status)) throw new ConflictError(`Run \`${slim.id}\` changed while it was being retried`);
+    run.steps.forEach((step, index) => {
+      if (index < from) return;
+      const { id: stepId, name, kind, attempt } = step;
+      run.steps[index] = { id: stepId, name, kind, attempt, status: 'pending' };
+    });
+    run.status = 'queued';
+    delete run.error;
+    delete run.finishedAt;
+    this.runs.set(run.id, run);
+    await this.options.store.save(run);
+    this.changed(run);
+    const queued = structuredClone(run);
+    this.pump();
+    return queued;
+  }
+
+  /** Deletes a finished run: its files, its logs and its worktree. */
+  async deleteRun(id: unknown): Promise<void> {
+    const run = this.requireRun(id);
+    if (!isFinished(run.status)) throw new ConflictError(`Run \`${run.id}\` is ${run.status}; cancel it before deleting it`);
+    this.runs.delete(run.id);
+    this.order = this.order.filter((candidate) => candidate !== run.id);
+    this.options.batcher.forgetRun(run.id);
+    const project = this.options.config.current.projects.find((candidate) => candidate.id === run.projectId);
+    if (project?.worktrees && run.workspace) {
+      await removeWorkspace({
+        project, runId: run.id, worktreesDir: this.options.worktreesDir, env: buildStepEnvironment(this.baseEnvironment(), this.secrets()), run: this.runCommand,
+      }).catch((error) => console.error(`Removing the worktree of ${run.id} failed: ${errorMessage(error)}`));
+    }
+    await this.options.store.delete(run.id);
+    this.options.hub.emit('run-deleted', run.id);
+  }
+
+  /** True while any run is running or waiting (the desktop asks before quitting). */
+  hasRunsInProgress(): boolean {
+    return [...this.runs.values()].some((run) => run.status === 'running' || run.status === 'waiting');
+  }
+
+  /**
+   * Stops: no new run starts; running steps are stopped and their runs end as failed with the
+   * error `interrupted` (retryable), as after a crash; pending log lines and events go out.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const active = [...this.active.values()];
+    for (const { controller } of active) controller.abort();
+    await Promise.all(active.map(({ done }) => done));
+    await this.flushLogs();
+    await this.options.store.flush();
+    this.options.batcher.flush();
+  }
+
+  // ─── Scheduling ───
+
+  /** Starts queued runs, oldest first, while the global and per-pipeline caps allow. */
+  private pump(): void {
+    if (this.stopping) return;
+    const cap = this.options.config.settings.maxParallelRuns;
+    if (this.active.size >= cap) return;
+    const runningByPipeline = new Map<string, number>();
+    for (const id of this.active.keys()) {
+      const pipelineId = this.runs.get(id)!.pipelineId;
+      runningByPipeline.set(pipelineId, (runningByPipeline.get(pipelineId) ?? 0) + 1);
+    }
+    for (const id of this.order) {
+      if (this.active.size >= cap) break;
+      const run = this.runs.get(id)!;
+      if (run.status !== 'queued') continue;
+      const pipelineCap = this.currentPipeline(run)?.maxParallelRuns ?? run.pipeline?.maxParallelRuns;
+      const running = runningByPipeline.get(run.pipelineId) ?? 0;
+      if (pipelineCap !== undefined && running >= pipelineCap) continue;
+      runningByPipeline.set(run.pipelineId, running + 1);
+      this.execute(run);
+    }
+  }
+
+  private execute(run: Run): void {
+    const controller = new AbortController();
+    run.status = 'running';
+    run.startedAt ??= this.now();
+    this.changed(run);
+    const done = this.drive(run, controller.signal)
+      .catch(async (error) => {
+        console.error(`Run ${run.id} failed unexpectedly:`, error);
+        await this.finish(run, 'failed', `Internal error: ${errorMessage(error)}`).catch(() => undefined);
+      })
+      .finally(() => {
+        this.active.delete(run.id);
+        this.pump();
+      });
+    this.active.set(run.id, { controller, done });
+  }
+
+  /** Runs the workspace setup (first time only) and the pending steps, in order. */
+  private async drive(run: Run, signal: AbortSignal): Promise<void> {
+    const pipeline = run.pipeline!;
+    const project = this.options.config.current.projects.find((candidate) => candidate.id === run.projectId);
+    if (!project) return this.finish(run, 'failed', `The project of pipeline ${quote(run.pipelineName)} no longer exists`);
+    await this.options.store.save(run);
+
+    if (!run.workspace) {
+      try {
+        run.workspace = await prepareWorkspace({
+          project, runId: run.id, worktreesDir: this.options.worktreesDir, signal, run: this.runCommand,
+          env: buildStepEnvironment(this.baseEnvironment(), this.secrets(), stepEnvironment(this.templateContext(run, project, project.path))),
+          log: (line, stream) => this.log(run.id, '', 0, line, stream),
+        });
+      } catch (error) {
+        if (signal.aborted) return this.stopped(run);
+        return this.finish(run, 'failed', `Setup failed: ${errorMessage(error)}`);
+      }
+      this.changed(run);
+    }
+
+    for (let index = 0; index < run.steps.length; index++) {
+      const stepRun = run.steps[index]!;
+      if (stepRun.status !== 'pending') continue;
+      if (signal.aborted) return this.stopped(run);
+      const step = pipeline.steps[index]!;
+      const attempts = step.kind === 'approval' ? 1 : (step.retries ?? 0) + 1;
+      for (let tried = 0; tried < attempts; tried++) {
+        const attempt = stepRun.attempt + 1;
+        for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message'] as const) delete stepRun[key];
+        Object.assign(stepRun, { attempt, status: 'running', startedAt: this.now() });
+        this.changed(run);
+        await this.options.store.save(run); // after a crash, the step that was running is known
+        const timeoutMs = (step.timeoutSec ?? defaultStepTimeoutSec) * 1000;
+        const template = this.templateContext(run, project, run.workspace);
+        const outcome: StepOutcome = await this.options.runners[step.kind]({
+          runId: run.id, step, attempt, workspace: run.workspace, template, timeoutMs, signal,
+          environment: buildStepEnvironment(this.baseEnvironment(), this.secrets()),
+          secrets: this.secrets(),
+          log: (line, stream) => this.log(run.id, step.id, attempt, line, stream),
+          record: (details) => {
+            Object.assign(stepRun, details);
+            this.changed(run);
+          },
+        }).catch((error): StepOutcome => ({ status: 'failed', error: `The step could not run: ${errorMessage(error)}` }));
+
+        if (outcome.status === 'waiting') {
+          stepRun.status = 'waiting';
+          run.status = 'waiting';
+          this.changed(run);
+          await this.options.store.save(run);
+          this.notify(run, 'run.waiting', `Approval needed: ${step.name}`, stepRun.message);
+          return;
+        }
+        if (outcome.status === 'cancelled' || signal.aborted) {
+          Object.assign(stepRun, { status: this.stopping ? 'failed' : 'cancelled', finishedAt: this.now() }, this.stopping ? { error: 'interrupted' } : {});
+          return this.stopped(run);
+        }
+        Object.assign(stepRun, outcome, { finishedAt: this.now() });
+        this.changed(run);
+        await this.options.store.save(run);
+        if (outcome.status === 'succeeded') break;
+        if (tried + 1 < attempts) this.log(run.id, step.id, attempt, `Attempt ${attempt} failed; trying again (${tried + 2} of ${attempts})`, 'info');
+      }
+      if ((stepRun.status as StepRun['status']) === 'failed' && !step.continueOnError) {
+        return this.finish(run, 'failed', `Step \`${step.id}\` failed: ${stepRun.error ?? 'unknown error'}`);
+      }
+    }
+    return this.finish(run, 'succeeded');
+  }
+
+  /** A run whose execution was aborted: cancelled by the user, or interrupted by a stop. */
+  private stopped(run: Run): Promise<void> {
+    return this.stopping ? this.finish(run, 'failed', 'interrupted') : this.finish(run, 'cancelled');
+  }
+
+  private async finish(run: Run, status: 'succeeded' | 'failed' | 'cancelled' | 'rejected', error?: string): Promise<void> {
+    const now = this.now();
+    for (const step of run.steps) if (step.status === 'pending' || step.status === 'running' || step.status === 'waiting') step.status = 'skipped';
+    run.status = status;
+    run.finishedAt = now;
+    if (error) run.error = error;
+    else delete run.error;
+    this.changed(run);
+    await this.options.store.save(run);
+    if (this.runs.get(run.id) === run) this.runs.set(run.id, slimRun(run));
+    if (status === 'succeeded') this.notify(run, 'run.succeeded', `Succeeded: ${this.describe(run)}`);
+    else if (status === 'failed' && !this.stopping) this.notify(run, 'run.failed', `Failed: ${this.describe(run)}`, error);
+    else if (status === 'rejected') this.notify(run, 'run.failed', `Rejected: ${this.describe(run)}`, error);
+  }
+
+  // ─── Helpers ───
+
+  private describe(run: Run): string {
+    return run.issue ? `${run.issue.title}${run.issue.key ? ` (${run.issue.key})` : ''}` : run.pipelineName;
+  }
+
+  private notify(run: Run, kind: 'run.waiting' | 'run.succeeded' | 'run.failed', title: string, body?: string): void {
+    const text = [`${run.pipelineName}${run.issue ? ` · ${this.describe(run)}` : ''}`, body].filter(Boolean).join('\n');
+    this.options.inbox.add({ kind, title, body: text, runId: run.id }).catch((error) => console.error(`Inbox: ${errorMessage(error)}`));
+  }
+
+  private changed(run: Run): void {
+    this.options.batcher.runChanged(run.id, () => slimRun(run));
+  }
+
+  private log(runId: string, stepId: string, attempt: number, line: string, stream: LogLine['stream']): void {
+    this.logBuffer.push({ runId, stepId, attempt, line, ts: this.now(), ...(stream ? { stream } : {}) });
+    if (this.logBuffer.length === 1) setTimeout(() => void this.flushLogs(), 20);
+  }
+
+  /** Writes buffered log lines and hands them to the event batcher; resolves when written. */
+  private flushLogs(): Promise<void> {
+    if (this.logBuffer.length > 0) {
+      const batch = this.logBuffer;
+      this.logBuffer = [];
+      this.options.batcher.log(batch);
+      const previous = this.logFlush ?? Promise.resolve();
+      this.logFlush = previous.then(() => this.options.store.appendLogs(batch)).catch((error) => console.error(`Writing logs failed: ${errorMessage(error)}`));
+    }
+    return this.logFlush ?? Promise.resolve();
+  }
+
+  private templateContext(run: Run, project: Project, workspace: string): TemplateContext {
+    const steps: TemplateContext['steps'] = {};
+    const pipeline = run.pipeline as Pipeline;
+    run.steps.forEach((stepRun, index) => {
+      if (stepRun.status === 'pending' || stepRun.status === 'skipped') return;
+      const step = pipeline.steps[index]!;
+      steps[stepRun.id] = {
+        ...(stepRun.output !== undefined ? { output: stepRun.output } : {}),
+        ...(step.kind === 'approval' && stepRun.approval ? { selected: selectedLabels(step, stepRun.approval.selected), comment: stepRun.approval.comment ?? '' } : {}),
+      };
+    });
+    const url = this.options.runUrl?.(run.id);
+    return {
+      ...(run.issue ? { issue: run.issue as Issue } : {}),
+      vars: run.variables,
+      steps,
+      run: { id: run.id, ...(url ? { url } : {}) },
+      project: { name: project.name, path: project.path },
+      workspace,
+    };
+  }
+
+  private baseEnvironment(): NodeJS.ProcessEnv {
+    return this.options.environment ?? process.env;
+  }
+
+  private secrets(): string[] {
+    return this.options.secrets?.() ?? [];
+  }
+
+  private currentPipeline(run: Run): Pipeline | undefined {
+    return this.options.config.current.pipelines.find((pipeline) => pipeline.id === run.pipelineId);
+  }
+
+  private requireRun(id: unknown): Run {
+    if (typeof id !== 'string') throw new ValidationError(`A run id is text such as run_…, not ${quote(id)}`);
+    const run = this.runs.get(id);
+    if (!run) throw new NotFoundError(`No run with id ${quote(id)}`);
+    return run;
+  }
+
+  private requireStep(run: Run, stepId: unknown): StepRun {
+    const step = typeof stepId === 'string' ? run.steps.find((candidate) => candidate.id === stepId) : undefined;
+    if (!step) throw new NotFoundError(`Run \`${run.id}\` has no step ${quote(stepId)} (its steps: ${run.steps.map((candidate) => candidate.id).join(', ')})`);
+    return step;
+  }
+}

@@ -1,0 +1,83 @@
+// Shell steps: `/bin/sh -c <command>` in the workspace, in a process group of its own.
+// Text from issues, webhooks and agents never enters the command: placeholders become
+// environment-variable references (core/template.ts), and the values travel beside it.
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ShellStep } from '../core/api';
+import { renderShellCommand, renderTemplate } from '../core/template';
+import { buildStepEnvironment } from './environment';
+import { runProcess, type ProcessResult, type RunProcessOptions } from './process';
+import { formatDuration, type StepOutcome, type StepRunner } from './steps';
+
+/**
+ * The largest value passed in the environment. Linux refuses a single environment string over
+ * 128 KiB (E2BIG); larger values go through a file that the command reads into a shell variable.
+ */
+export const maxEnvironmentValue = 100_000;
+
+/** The outcome of a finished process, as a step sees it. */
+export function processOutcome(result: ProcessResult, timeoutMs: number, lastErrorLine: string | undefined): StepOutcome {
+  const base = { output: result.output, ...(result.exitCode === null ? {} : { exitCode: result.exitCode }) };
+  const detail = lastErrorLine ? `: ${lastErrorLine}` : '';
+  if (result.spawnError) return { status: 'failed', error: result.spawnError };
+  if (result.cancelled) return { status: 'cancelled' };
+  if (result.timedOut) return { ...base, status: 'failed', error: `Timed out after ${formatDuration(timeoutMs)}` };
+  if (result.exitCode === 0) return { ...base, status: 'succeeded' };
+  if (result.exitCode === null) return { ...base, status: 'failed', error: `Killed by ${result.signal ?? 'a signal'}${detail}` };
+  return { ...base, status: 'failed', error: `Exited with code ${result.exitCode}${detail}` };
+}
+
+export function createShellRunner(run: (options: RunProcessOptions) => Promise<ProcessResult> = runProcess): StepRunner {
+  return async (attempt) => {
+    const step = attempt.step as ShellStep;
+    const rendered = renderShellCommand(step.command, attempt.template);
+    const stepEnvironment: Record<string, string> = {};
+    for (const [name, value] of Object.entries(step.env ?? {})) stepEnvironment[name] = renderTemplate(value, attempt.template);
+    const environment = buildStepEnvironment({}, attempt.secrets, attempt.environment, rendered.env, stepEnvironment);
+
+    // Values too large for the environment: a file each, read into a shell variable.
+    let command = rendered.command;
+    let folder: string | undefined;
+    const prefix: string[] = [];
+    for (const [name, value] of Object.entries(environment)) {
+      if (value.length <= maxEnvironmentValue / 4 || Buffer.byteLength(value) <= maxEnvironmentValue) continue;
+      delete environment[name];
+      if (!/^FACTORY_T\d+$/.test(name)) {
+        attempt.log(`${name} is ${Buffer.byteLength(value)} bytes, too large for the environment; use its placeholder in the command instead`, 'info');
+        continue;
+      }
+      folder ??= await mkdtemp(join(tmpdir(), 'factory-values-'));
+      const file = join(folder, name);
+      await writeFile(file, value, { mode: 0o600 });
+      environment[`${name}_FILE`] = file;
+      // `printf x` keeps trailing newlines, which $(…) would strip; the text is never parsed as code.
+      prefix.push(`${name}=$(cat "$${name}_FILE"; printf x); ${name}=\${${name}%x}`);
+    }
+    if (prefix.length > 0) command = `${prefix.join('\n')}\n${command}`;
+
+    attempt.log(`$ ${step.command}`, 'info');
+    let lastErrorLine: string | undefined;
+    try {
+      const result = await run({
+        command: '/bin/sh',
+        args: ['-c', command],
+        cwd: attempt.workspace,
+        env: environment,
+        timeoutMs: attempt.timeoutMs,
+        signal: attempt.signal,
+        onLine: (line, stream) => {
+          if (stream === 'err' && line.trim()) lastErrorLine = line.trim().slice(0, 300);
+          attempt.log(line, stream);
+        },
+      });
+      const outcome = processOutcome(result, attempt.timeoutMs, lastErrorLine);
+      const summary = outcome.status === 'succeeded' ? 'Succeeded' : outcome.status === 'cancelled' ? 'Cancelled' : 'error' in outcome ? outcome.error : outcome.status;
+      attempt.log(`${summary} in ${formatDuration(result.durationMs)}`, 'info');
+      return outcome;
+    } finally {
+      if (folder) await rm(folder, { recursive: true, force: true });
+    }
+  };
+}

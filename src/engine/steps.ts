@@ -1,0 +1,53 @@
+// Step runners: one per step kind. The run service drives the order, retries and state; a runner
+// only executes one attempt of one step. A new kind plugs in by adding a runner to the table.
+
+import type { Step, StepKind, StepUsage } from '../core/api';
+import { renderTemplate, type TemplateContext } from '../core/template';
+
+export interface StepAttempt {
+  runId: string;
+  step: Step;
+  attempt: number;
+  workspace: string;
+  /** Values for `{{ }}` placeholders: issue, vars, earlier steps, run, project, workspace. */
+  template: TemplateContext;
+  /** The environment before the step's own values (already free of Factory's secrets). */
+  environment: Record<string, string>;
+  /** Secrets that must never reach the process, even through the step's own env. */
+  secrets: readonly string[];
+  timeoutMs: number;
+  /** Aborted when the run is cancelled. */
+  signal: AbortSignal;
+  log(line: string, stream: 'out' | 'err' | 'info'): void;
+  /** Stores what the step was given (a rendered prompt or approval message) as soon as it is known. */
+  record(details: { prompt?: string; systemPrompt?: string; message?: string }): void;
+}
+
+export type StepOutcome =
+  | { status: 'succeeded' | 'failed'; exitCode?: number; output?: string; error?: string; usage?: StepUsage }
+  | { status: 'cancelled'; error?: string }
+  /** The step waits for a person (approval steps): the run releases its slot. */
+  | { status: 'waiting' };
+
+export type StepRunner = (attempt: StepAttempt) => Promise<StepOutcome>;
+
+export type StepRunners = Record<StepKind, StepRunner>;
+
+/** Approval steps render their message; then the run waits until `approveStep` decides. */
+export const runApprovalStep: StepRunner = async (attempt) => {
+  if (attempt.step.kind === 'approval') attempt.record({ message: renderTemplate(attempt.step.message, attempt.template) });
+  return { status: 'waiting' };
+};
+
+/** Used until a kind's real runner is installed (agent steps before the harness service starts). */
+export function unavailableRunner(reason: string): StepRunner {
+  return async () => ({ status: 'failed', error: reason });
+}
+
+/** A readable duration: "850 ms", "4.2 s", "3 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}

@@ -1,0 +1,371 @@
+// Runs and their logs in the data folder (DESIGN §5):
+//   runs/<run-id>/run.json                      the full run, replaced atomically
+//   runs/<run-id>/logs/<step>.<attempt>.jsonl   one { ts, stream, line } per line; setup: _setup.0.jsonl
+// Every id, step id and attempt is checked before it becomes part of a path.
+
+import { readFile as readFileWithCallback, readdir as readdirWithCallback } from 'node:fs';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { LogLine, Run, RunStatus } from '../core/api';
+import { ValidationError, errorMessage, quote } from '../core/errors';
+import { isId } from '../core/ids';
+import { isPlainObject } from '../core/settings';
+import { removeStaleTempFiles } from './atomic';
+import { CorruptFileError } from './json-file';
+import { readJsonLinesReport, type JsonlAppender } from './jsonl';
+import type { FileWriter } from './writer';
+
+const stepIdPattern = /^[a-z][a-z0-9_-]{0,39}$/;
+const attemptPattern = /^(?:0|[1-9][0-9]*)$/;
+const setupLogName = '_setup';
+const runStatuses: ReadonlySet<RunStatus> = new Set<RunStatus>(['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected']);
+const logStreams: ReadonlySet<unknown> = new Set(['out', 'err', 'info']);
+
+// For thousands of small files the callback API is two to three times faster than
+// `fs/promises` on Node 20 (no FileHandle objects, fewer round trips to the thread pool).
+const readFileQuickly = promisify(readFileWithCallback);
+const listFolderQuickly = promisify(readdirWithCallback);
+const readSmallFile = (path: string): Promise<string> => readFileQuickly(path, 'utf8');
+const listFolder = (path: string): Promise<string[]> => listFolderQuickly(path);
+
+/** run.json files read at once by `loadAll`: enough to keep the disk busy, few enough for the descriptor limit. */
+const loadConcurrency = 64;
+
+/** A log line as stored: where it belongs is in the file name. */
+interface LogRecord {
+  ts: number | undefined;
+  stream: LogLine['stream'] | undefined;
+  line: string;
+}
+
+/** The lines of one appendLogs call that go to one file. */
+interface LogBatch {
+  runId: string;
+  stepId: string;
+  attempt: number;
+  fileName: string;
+  records: LogRecord[];
+}
+
+/**
+ * Reads and writes runs and their logs. Writes of one run's run.json are coalesced (the latest
+ * state wins); log appends are batched per file. A deleted run stays deleted: later saves and
+ * appends for its id are dropped, so a straggler cannot bring its folder back.
+ */
+export class RunStore {
+  readonly #runsDir: string;
+  readonly #writer: FileWriter;
+  readonly #appender: JsonlAppender;
+  /** Run ids deleted (or being deleted) by this process. */
+  readonly #deleted = new Set<string>();
+  /** Run folders created (or being created) by this process, by run id. */
+  readonly #folders = new Map<string, Promise<void>>();
+  readonly #saves = new PendingWork();
+  readonly #appends = new PendingWork();
+
+  /** `dataDir` is the data folder; `writer` and `appender` are the data store's, shared with its other files. */
+  constructor(dataDir: string, writer: FileWriter, appender: JsonlAppender) {
+    this.#runsDir = join(resolve(dataDir), 'runs');
+    this.#writer = writer;
+    this.#appender = appender;
+  }
+
+  /**
+   * Writes runs/<id>/run.json atomically, creating the folder as needed; resolves once this state
+   * (or a newer one) is durable. Saves of one run coalesce: the run is serialised when its write
+   * starts, and only the latest state is written. An id that is not a run id rejects with
+   * ValidationError and touches nothing. A save for a deleted run resolves without writing.
+   */
+  save(run: Run): Promise<void> {
+    const id: unknown = isPlainObject(run) ? run.id : undefined;
+    if (!isId(id, 'run')) return Promise.reject(new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`));
+    if (this.#deleted.has(id)) return Promise.resolve();
+    const path = this.#runFile(id);
+    const write = () => this.#writer.write(path, () => JSON.stringify(run) + '\n', { mode: 0o600 });
+    const saving = this.#ensureFolder(id).then(async () => {
+      if (this.#deleted.has(id)) return;
+      try {
+        await write();
+      } catch (error) {
+        // The folder vanished under us (removed by hand): make it again, once.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || this.#deleted.has(id)) throw error;
+        this.#folders.delete(id);
+        await this.#ensureFolder(id);
+        if (!this.#deleted.has(id)) await write();
+      }
+    });
+    return this.#saves.track(id, saving);
+  }
+
+  /**
+   * Every run on disk, oldest first (by id). A run.json that is missing, unreadable, does not parse
+   * or is not a run is left out, never deleted, and described in `problems` (one message naming
+   * the file each). Entries of runs/ that are not run folders are ignored. Temp files that a crash
+   * left in run folders are removed.
+   */
+  async loadAll(): Promise<{ runs: Run[]; problems: string[] }> {
+    let entries;
+    try {
+      entries = await readdir(this.#runsDir, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { runs: [], problems: [] };
+      throw error;
+    }
+    const ids = entries
+      .filter((entry) => entry.isDirectory() && isId(entry.name, 'run') && !this.#deleted.has(entry.name))
+      .map((entry) => entry.name)
+      .sort((left, right) => (left < right ? -1 : left > right ? 1 : 0));
+    const outcomes: (Run | string | undefined)[] = new Array(ids.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) {
+        const index = next++;
+        outcomes[index] = await this.#load(ids[index]!);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(loadConcurrency, ids.length) }, worker));
+    const runs: Run[] = [];
+    const problems: string[] = [];
+    for (const outcome of outcomes) {
+      if (typeof outcome === 'string') problems.push(outcome);
+      else if (outcome) runs.push(outcome);
+    }
+    return { runs, problems };
+  }
+
+  /**
+   * The full run from disk, or undefined when there is none (a deleted run, or an id that is not a
+   * run id and so names nothing). A run.json that does not parse or is not this run throws
+   * CorruptFileError naming the file.
+   */
+  async read(id: string): Promise<Run | undefined> {
+    if (!isId(id, 'run') || this.#deleted.has(id)) return undefined;
+    const path = this.#runFile(id);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    const outcome = parseRun(id, text);
+    if (typeof outcome === 'string') throw new CorruptFileError(path, outcome);
+    return outcome;
+  }
+
+  /**
+   * Removes runs/<id> with its logs. Waits for the run's saves and appends already under way, so
+   * none lands after the folder is gone; later ones are dropped. Deleting a run that is not on
+   * disk does nothing. An id that is not a run id rejects with ValidationError and touches nothing.
+   */
+  async delete(id: string): Promise<void> {
+    if (!isId(id, 'run')) throw new ValidationError(`Cannot delete the run ${quote(id)}: it is not a run id.`);
+    this.#deleted.add(id);
+    await Promise.all([this.#saves.settled(id), this.#appends.settled(id)]);
+    this.#folders.delete(id);
+    await rm(join(this.#runsDir, id), { recursive: true, force: true });
+  }
+
+  /**
+   * Appends log lines (any mix of runs, steps and attempts) to their files, one batch per file;
+   * resolves once written (not fsynced). Each line is stored as { ts, stream, line }. stepId ''
+   * is the setup log. If any line has a malformed runId, stepId, attempt or line, this rejects
+   * with ValidationError and nothing is written. Lines of deleted runs are dropped.
+   */
+  async appendLogs(lines: readonly LogLine[]): Promise<void> {
+    const batches = new Map<string, LogBatch>();
+    let batch: LogBatch | undefined;
+    for (const logLine of lines) {
+      if (!isPlainObject(logLine)) throw new ValidationError(`Cannot append the log line ${quote(logLine)}: it is not an object.`);
+      const { runId, stepId, attempt, line, ts, stream } = logLine;
+      if (typeof line !== 'string') throw new ValidationError(`Cannot append the log line ${quote(line)}: it is not text.`);
+      if (ts !== undefined && !Number.isFinite(ts)) throw new ValidationError(`Cannot append a log line with the time ${quote(ts)}: it is not a time.`);
+      if (stream !== undefined && !logStreams.has(stream)) throw new ValidationError(`Cannot append a log line to the stream ${quote(stream)}: it is not out, err or info.`);
+      // Consecutive lines of one attempt, the usual case, skip the checks and the lookup.
+      if (!batch || batch.runId !== runId || batch.stepId !== stepId || batch.attempt !== attempt) {
+        const fileName = logFileName(runId, stepId, attempt, 'append');
+        const key = runId + '/' + fileName;
+        batch = batches.get(key);
+        if (!batch) {
+          batch = { runId, stepId, attempt, fileName, records: [] };
+          batches.set(key, batch);
+        }
+      }
+      // JSON leaves out the fields that are undefined.
+      batch.records.push({ ts, stream, line });
+    }
+    const writes: Promise<void>[] = [];
+    for (const { runId, fileName, records } of batches.values()) {
+      if (this.#deleted.has(runId)) continue;
+      writes.push(this.#appends.track(runId, this.#appender.append(this.#logFile(runId, fileName), records)));
+    }
+    await Promise.all(writes);
+  }
+
+  /**
+   * The lines of one attempt's log, in order, as LogLine objects (runId, stepId and attempt filled
+   * back in); lines whose appendLogs was called before this are included. [] when there is no such
+   * log. A torn last line (a crash mid-append) and lines that do not parse are left out. A
+   * malformed runId, stepId or attempt rejects with ValidationError.
+   */
+  async readLog(runId: string, stepId: string, attempt: number): Promise<LogLine[]> {
+    const name = logFileName(runId, stepId, attempt, 'read');
+    if (this.#deleted.has(runId)) return [];
+    await this.#appends.settled(runId);
+    const { records } = await readJsonLinesReport<unknown>(this.#logFile(runId, name));
+    const lines: LogLine[] = [];
+    for (const record of records) {
+      if (!isPlainObject(record) || typeof record.line !== 'string') continue;
+      const logLine: LogLine = { runId, stepId, attempt, line: record.line };
+      if (typeof record.ts === 'number') logLine.ts = record.ts;
+      if (logStreams.has(record.stream)) logLine.stream = record.stream as LogLine['stream'];
+      lines.push(logLine);
+    }
+    return lines;
+  }
+
+  /** The attempt numbers that have a log for this step ('' = setup), ascending; [] when none. */
+  async logAttempts(runId: string, stepId: string): Promise<number[]> {
+    logFileName(runId, stepId, 0, 'list');
+    if (this.#deleted.has(runId)) return [];
+    let names: string[];
+    try {
+      names = await readdir(join(this.#runsDir, runId, 'logs'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const prefix = (stepId === '' ? setupLogName : stepId) + '.';
+    const attempts: number[] = [];
+    for (const name of names) {
+      if (!name.startsWith(prefix) || !name.endsWith('.jsonl')) continue;
+      const digits = name.slice(prefix.length, -'.jsonl'.length);
+      if (attemptPattern.test(digits) && Number.isSafeInteger(Number(digits))) attempts.push(Number(digits));
+    }
+    return attempts.sort((left, right) => left - right);
+  }
+
+  /** Resolves once every save and append made so far has settled (never rejects). */
+  async flush(): Promise<void> {
+    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll()]);
+  }
+
+  #runFile(id: string): string {
+    return join(this.#runsDir, id, 'run.json');
+  }
+
+  #logFile(runId: string, name: string): string {
+    return join(this.#runsDir, runId, 'logs', name);
+  }
+
+  /** Creates the run's folder once per process; concurrent saves share the same promise, so they stay in call order. */
+  #ensureFolder(id: string): Promise<void> {
+    let ready = this.#folders.get(id);
+    if (!ready) {
+      const creating = mkdir(join(this.#runsDir, id), { recursive: true }).then(() => undefined);
+      creating.catch(() => {
+        if (this.#folders.get(id) === creating) this.#folders.delete(id);
+      });
+      this.#folders.set(id, creating);
+      ready = creating;
+    }
+    return ready;
+  }
+
+  /** The run in runs/<id>/run.json, or a problem message naming the file. */
+  async #load(id: string): Promise<Run | string> {
+    const folder = join(this.#runsDir, id);
+    const path = join(folder, 'run.json');
+    const [names, text] = await Promise.all([
+      listFolder(folder).catch(() => [] as string[]),
+      readSmallFile(path).catch((error: NodeJS.ErrnoException) => error),
+    ]);
+    if (names.some((name) => name.endsWith('.tmp'))) await removeStaleTempFiles(folder).catch(() => 0);
+    if (typeof text !== 'string') {
+      const problem = text.code === 'ENOENT' ? 'the run folder has no run.json' : errorMessage(text);
+      return new CorruptFileError(path, problem).message;
+    }
+    const outcome = parseRun(id, text);
+    return typeof outcome === 'string' ? new CorruptFileError(path, outcome).message : outcome;
+  }
+}
+
+/**
+ * The file name of one attempt's log, after checking each part that goes into the path: the run
+ * id, the step id (or '' for setup) and the attempt (a whole number from 0). Throws ValidationError.
+ */
+function logFileName(runId: unknown, stepId: unknown, attempt: unknown, action: 'append' | 'read' | 'list'): string {
+  const what = action === 'append' ? 'Cannot append to' : action === 'read' ? 'Cannot read' : 'Cannot list';
+  if (!isId(runId, 'run')) throw new ValidationError(`${what} the log of the run ${quote(runId)}: it is not a run id.`);
+  if (stepId !== '' && (typeof stepId !== 'string' || !stepIdPattern.test(stepId))) {
+    throw new ValidationError(`${what} the log of the step ${quote(stepId)}: it is not a step id.`);
+  }
+  if (!Number.isSafeInteger(attempt) || (attempt as number) < 0) {
+    throw new ValidationError(`${what} the log of attempt ${quote(attempt)}: an attempt is a whole number from 0.`);
+  }
+  return `${stepId === '' ? setupLogName : stepId}.${attempt}.jsonl`;
+}
+
+/** The run in `text`, or why it is not one (a sentence fragment for CorruptFileError). */
+function parseRun(id: string, text: string): Run | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (error) {
+    return errorMessage(error);
+  }
+  const problem = runProblem(value, id);
+  return problem === undefined ? (value as Run) : `it is not a run (${problem})`;
+}
+
+/** What makes `value` not the run `id`, or undefined when it has a run's shape. */
+function runProblem(value: unknown, id: string): string | undefined {
+  if (!isPlainObject(value)) return 'not a JSON object';
+  if (value.id !== id) return `its id ${quote(value.id)} is not its folder's name`;
+  for (const key of ['pipelineId', 'pipelineName', 'projectId'] as const) {
+    if (typeof value[key] !== 'string') return `${key} is ${quote(value[key])}, not text`;
+  }
+  if (!runStatuses.has(value.status as RunStatus)) return `status is ${quote(value.status)}`;
+  if (!Number.isFinite(value.createdAt)) return `createdAt is ${quote(value.createdAt)}, not a time`;
+  if (!isPlainObject(value.variables)) return 'variables is not an object';
+  if (!Array.isArray(value.steps) || !value.steps.every((step) => isPlainObject(step) && typeof step.id === 'string')) {
+    return 'steps is not a list of steps';
+  }
+  return undefined;
+}
+
+/** Promises under way, by key (a run id); waiting on them never rejects. */
+class PendingWork {
+  readonly #pending = new Map<string, Set<Promise<unknown>>>();
+
+  /** Registers `promise` under `key` until it settles; returns it unchanged. */
+  track<T>(key: string, promise: Promise<T>): Promise<T> {
+    let set = this.#pending.get(key);
+    if (!set) {
+      set = new Set();
+      this.#pending.set(key, set);
+    }
+    set.add(promise);
+    const forget = () => {
+      set.delete(promise);
+      if (set.size === 0 && this.#pending.get(key) === set) this.#pending.delete(key);
+    };
+    promise.then(forget, forget);
+    return promise;
+  }
+
+  /** Resolves once everything under `key`, including what is added while waiting, has settled. */
+  async settled(key: string): Promise<void> {
+    for (let set = this.#pending.get(key); set && set.size > 0; set = this.#pending.get(key)) {
+      await Promise.allSettled([...set]);
+    }
+  }
+
+  /** Resolves once everything under every key has settled. */
+  async settledAll(): Promise<void> {
+    while (this.#pending.size > 0) {
+      await Promise.allSettled([...this.#pending.values()].flatMap((set) => [...set]));
+    }
+  }
+}

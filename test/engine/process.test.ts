@@ -1,0 +1,286 @@
+// runProcess with real processes: exit codes, lines, process groups, kills, limits and spawn errors.
+import { chmodSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { killProcessGroup, runProcess, type ProcessResult, type RunProcessOptions } from '../../src/engine/process';
+import { rejects } from '../helpers/assert';
+import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
+
+interface Context {
+  dir: string;
+  /** Pids the scripts printed: killed after each test, whatever happened. */
+  pids: number[];
+}
+
+const processes = suite<Context>('process');
+
+processes.before.each((context) => {
+  context.dir = makeTempDir('factory-process');
+  context.pids = [];
+});
+
+processes.after.each((context) => {
+  for (const pid of context.pids) {
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  removeTempDir(context.dir);
+});
+
+const PATH = process.env.PATH ?? '/usr/bin:/bin';
+
+interface Collected {
+  result: ProcessResult;
+  out: string[];
+  err: string[];
+}
+
+/** Runs `script` with /bin/sh -c, collecting lines by stream; a line `pid <n>` is recorded for cleanup. */
+async function runShell(context: Context, script: string, options: Partial<RunProcessOptions> = {}): Promise<Collected> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const { onLine: alsoOnLine, ...rest } = options;
+  const result = await runProcess({
+    command: '/bin/sh',
+    args: ['-c', script],
+    cwd: context.dir,
+    env: { PATH },
+    ...rest,
+    onLine: (line, stream) => {
+      (stream === 'out' ? out : err).push(line);
+      const pid = /^pid (\d+)$/.exec(line)?.[1];
+      if (pid) context.pids.push(Number(pid));
+      alsoOnLine?.(line, stream);
+    },
+  });
+  return { result, out, err };
+}
+
+/** A process is gone when kill(pid, 0) fails, or when only its zombie is left for init to reap. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true;
+  }
+}
+
+function pidsPrinted(lines: string[]): number[] {
+  return lines.flatMap((line) => /^pid (\d+)$/.exec(line)?.[1] ?? []).map(Number);
+}
+
+async function assertAllGone(pids: number[], timeoutMs = 1500): Promise<void> {
+  await waitFor(() => pids.every((pid) => !isRunning(pid)), timeoutMs, `processes ${pids.join(', ')} to be gone`);
+}
+
+processes('reports exit codes 0 and 3', async (context) => {
+  assert.is((await runShell(context, 'exit 0')).result.exitCode, 0);
+  const failed = await runShell(context, 'exit 3');
+  assert.is(failed.result.exitCode, 3);
+  assert.is(failed.result.signal, null);
+  assert.is(failed.result.timedOut, false);
+  assert.is(failed.result.cancelled, false);
+});
+
+processes('delivers stdout and stderr lines on their own stream, in order, with \\r\\n handled', async (context) => {
+  const script = "printf 'one\\r\\ntwo\\n'; echo warn1 >&2; echo three; echo warn2 >&2; printf 'last without newline'";
+  const { result, out, err } = await runShell(context, script);
+  assert.equal(out, ['one', 'two', 'three', 'last without newline']);
+  assert.equal(err, ['warn1', 'warn2']);
+  assert.is(result.output, 'one\r\ntwo\nthree\nlast without newline');
+  assert.is(result.outputTruncated, false);
+});
+
+processes('cancelling stops the whole group, background grandchildren included', async (context) => {
+  const controller = new AbortController();
+  const script = 'echo "pid $$"; sleep 300 & echo "pid $!"; sleep 300 & echo "pid $!"; echo started; wait';
+  const { result, out } = await runShell(context, script, {
+    signal: controller.signal,
+    onLine: (line) => {
+      if (line === 'started') controller.abort();
+    },
+  });
+  assert.is(result.cancelled, true);
+  assert.is(result.exitCode, null);
+  assert.is(result.signal, 'SIGTERM');
+  const pids = pidsPrinted(out);
+  assert.is(pids.length, 3);
+  await assertAllGone(pids);
+});
+
+processes('a process that ignores SIGTERM is killed with SIGKILL after the grace period', async (context) => {
+  const controller = new AbortController();
+  const script = "trap '' TERM; echo \"pid $$\"; sleep 300 & echo \"pid $!\"; echo started; wait";
+  const { result, out } = await runShell(context, script, {
+    signal: controller.signal,
+    killGraceMs: 300,
+    onLine: (line) => {
+      if (line === 'started') controller.abort();
+    },
+  });
+  assert.is(result.cancelled, true);
+  assert.is(result.signal, 'SIGKILL');
+  await assertAllGone(pidsPrinted(out));
+});
+
+processes('a timeout stops a long command and its group', async (context) => {
+  const { result, out } = await runShell(context, 'echo "pid $$"; sleep 30 & echo "pid $!"; wait', { timeoutMs: 300, killGraceMs: 300 });
+  assert.is(result.timedOut, true);
+  assert.is(result.cancelled, false);
+  assert.is(result.signal, 'SIGTERM');
+  assert.ok(result.durationMs < 10_000, `the 30 s sleep was not waited for (${result.durationMs} ms)`);
+  await assertAllGone(pidsPrinted(out));
+});
+
+processes('when the main process exits, what it left running in the background is stopped', async (context) => {
+  // The background sleep holds stdout open: the run must still end, and the sleep must die.
+  const { result, out } = await runShell(context, 'sleep 300 & echo "pid $!"; echo done', { killGraceMs: 300 });
+  assert.is(result.exitCode, 0);
+  assert.is(result.timedOut, false);
+  assert.is(result.cancelled, false);
+  assert.equal(out.at(-1), 'done');
+  assert.ok(result.durationMs < 10_000, `did not wait for the background sleep (${result.durationMs} ms)`);
+  await assertAllGone(pidsPrinted(out));
+});
+
+processes('a leftover that closed its output and ignores SIGTERM is still killed after the grace period', async (context) => {
+  const script = "(trap '' TERM; exec sleep 300) >/dev/null 2>&1 & echo \"pid $!\"; echo done";
+  const { result, out } = await runShell(context, script, { killGraceMs: 300 });
+  assert.is(result.exitCode, 0);
+  const pids = pidsPrinted(out);
+  assert.is(pids.length, 1);
+  await assertAllGone(pids, 3000);
+});
+
+processes('binary output becomes valid text lines without control characters', async (context) => {
+  const { result, out } = await runShell(context, 'head -c 200000 /dev/urandom');
+  assert.is(result.exitCode, 0);
+  assert.ok(out.length > 0);
+  for (const line of out) {
+    assert.not.match(line, /[\x00-\x08\x0a-\x1a\x1c-\x1f]/);
+    assert.is(JSON.parse(JSON.stringify(line)), line);
+    assert.ok(line.length <= 16_384);
+  }
+  assert.ok(result.output.length > 0);
+});
+
+processes('a 200 KB line arrives in pieces of at most maxLineLength that join back to the line', async (context) => {
+  const { out } = await runShell(context, "head -c 200000 /dev/zero | tr '\\0' 'q'; echo; echo after", { maxLineLength: 16_384 });
+  const pieces = out.slice(0, -1);
+  assert.ok(pieces.length >= 13, `${pieces.length} pieces`);
+  assert.ok(pieces.every((piece) => piece.length <= 16_384));
+  assert.is(pieces.join(''), 'q'.repeat(200_000));
+  assert.is(out.at(-1), 'after');
+});
+
+processes('keeps exactly the last MiB of a 3 MB output and says it was truncated', async (context) => {
+  let lineCount = 0;
+  const { result } = await runShell(context, 'seq 1 500000', { onLine: () => (lineCount += 1) });
+  const whole = Array.from({ length: 500_000 }, (_, index) => `${index + 1}\n`).join('');
+  assert.ok(whole.length > 3_000_000);
+  assert.is(lineCount, 500_000, 'every line still reached onLine');
+  assert.is(result.outputTruncated, true);
+  assert.is(result.output.length, 1_048_576);
+  assert.is(result.output, whole.slice(whole.length - 1_048_576));
+});
+
+processes('passes stdin to the child and closes it', async (context) => {
+  const { result, out } = await runShell(context, 'cat', { stdin: 'first\nsecond é\n' });
+  assert.is(result.exitCode, 0);
+  assert.equal(out, ['first', 'second é']);
+});
+
+processes('a child that never reads a large stdin does not crash the caller', async (context) => {
+  const stdin = 'x'.repeat(8 * 1024 * 1024);
+  assert.is((await runShell(context, 'exit 0', { stdin })).result.exitCode, 0);
+  assert.is((await runShell(context, 'sleep 0.2; exit 4', { stdin })).result.exitCode, 4);
+});
+
+processes('a missing command resolves with a spawn error that names it', async (context) => {
+  const result = await runProcess({ command: 'factory-no-such-command', args: [], cwd: context.dir, env: { PATH } });
+  assert.match(result.spawnError ?? '', /command not found: `factory-no-such-command`/);
+  assert.is(result.exitCode, null);
+  assert.is(result.output, '');
+});
+
+processes('a file that is not executable resolves with a permission error', async (context) => {
+  const script = join(context.dir, 'script.sh');
+  writeFileSync(script, '#!/bin/sh\necho hi\n');
+  chmodSync(script, 0o644);
+  const result = await runProcess({ command: script, args: [], cwd: context.dir, env: { PATH } });
+  assert.match(result.spawnError ?? '', /permission denied: `.*script\.sh`/);
+});
+
+processes('a missing working folder resolves with an error that names the folder', async (context) => {
+  const missing = join(context.dir, 'gone');
+  const result = await runProcess({ command: '/bin/sh', args: ['-c', 'true'], cwd: missing, env: { PATH } });
+  assert.match(result.spawnError ?? '', /working folder not found: `.*gone`/);
+});
+
+processes('the child sees exactly the environment it was given', async (context) => {
+  process.env.FACTORY_TEST_SECRET = 'must-not-leak';
+  try {
+    const lines: string[] = [];
+    const env = { PATH, FACTORY_ONLY: 'yes', WITH_SPACE: 'a b' };
+    await runProcess({ command: '/usr/bin/env', args: [], cwd: context.dir, env, onLine: (line) => lines.push(line) });
+    assert.equal(lines.sort(), ['FACTORY_ONLY=yes', `PATH=${PATH}`, 'WITH_SPACE=a b']);
+  } finally {
+    delete process.env.FACTORY_TEST_SECRET;
+  }
+});
+
+processes('runs in the given working folder', async (context) => {
+  const { out } = await runShell(context, 'pwd -P');
+  assert.equal(out, [realpathSync(context.dir)]);
+});
+
+processes('a signal aborted before the start starts nothing', async (context) => {
+  const marker = join(context.dir, 'marker');
+  const { result } = await runShell(context, `touch '${marker}'`, { signal: AbortSignal.abort() });
+  assert.is(result.cancelled, true);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.throws(() => readFileSync(marker));
+});
+
+processes('a throwing onLine listener does not stop the lines or the run', async (context) => {
+  const seen: string[] = [];
+  const originalError = console.error;
+  console.error = () => {};
+  try {
+    const result = await runProcess({
+      command: '/bin/sh', args: ['-c', 'echo a; echo b; exit 2'], cwd: context.dir, env: { PATH },
+      onLine: (line) => {
+        seen.push(line);
+        throw new Error('listener bug');
+      },
+    });
+    assert.is(result.exitCode, 2);
+    assert.equal(seen, ['a', 'b']);
+  } finally {
+    console.error = originalError;
+  }
+});
+
+processes('refuses out-of-range options and group ids that would signal other processes', async (context) => {
+  const base = { command: '/bin/sh', args: ['-c', 'true'], cwd: context.dir, env: { PATH } };
+  await rejects(runProcess({ ...base, timeoutMs: -1 }), /timeoutMs must be 0 or more, got -1/);
+  await rejects(runProcess({ ...base, killGraceMs: Number.NaN }), /killGraceMs .* got NaN/);
+  await rejects(runProcess({ ...base, outputLimit: 1.5 }), /outputLimit .* got 1\.5/);
+  await rejects(runProcess({ ...base, command: '' }), /command must be a non-empty string/);
+  for (const pid of [0, 1, -3, 2.5]) assert.throws(() => killProcessGroup(pid, 'SIGTERM'), /Not a process group id/);
+  assert.is(killProcessGroup(2 ** 22 + 12_345, 'SIGTERM'), false, 'a group that does not exist');
+});
+
+processes.run();

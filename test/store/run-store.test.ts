@@ -1,0 +1,389 @@
+import * as fs from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { LogLine, Run } from '../../src/core/api';
+import { ValidationError } from '../../src/core/errors';
+import { newRunId } from '../../src/core/ids';
+import type { AtomicFileSystem } from '../../src/store/atomic';
+import { CorruptFileError } from '../../src/store/json-file';
+import { JsonlAppender, type JsonlFileSystem } from '../../src/store/jsonl';
+import { RunStore } from '../../src/store/run-store';
+import { FileWriter } from '../../src/store/writer';
+import { rejects } from '../helpers/assert';
+import { makeTempDir, removeTempDir } from '../helpers/temp';
+
+const runStore = suite('run-store');
+
+let root = '';
+let dataDir = '';
+let appender: JsonlAppender;
+runStore.before.each(async () => {
+  root = makeTempDir('factory-run-store');
+  dataDir = join(root, 'data');
+  await fs.mkdir(dataDir);
+  appender = new JsonlAppender();
+});
+runStore.after.each(async () => {
+  await appender.close();
+  removeTempDir(root);
+});
+
+function makeStore(options: { writer?: FileWriter; appender?: JsonlAppender } = {}): RunStore {
+  return new RunStore(dataDir, options.writer ?? new FileWriter(), options.appender ?? appender);
+}
+
+function makeRun(id = newRunId(), overrides: Partial<Run> = {}): Run {
+  return {
+    id,
+    pipelineId: 'pl_0123456789abcdef',
+    pipelineName: 'Build',
+    projectId: 'prj_0123456789abcdef',
+    variables: { branch: 'main' },
+    status: 'running',
+    createdAt: 1_700_000_000_000,
+    steps: [{ id: 'build', name: 'Build', kind: 'shell', status: 'running', attempt: 1 }],
+    ...overrides,
+  };
+}
+
+function runFolder(id: string): string {
+  return join(dataDir, 'runs', id);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return fs.access(path).then(() => true, () => false);
+}
+
+/** A latch that a test opens by hand. */
+function gate(): { wait: Promise<void>; open(): void } {
+  let open = () => {};
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+function line(runId: string, stepId: string, attempt: number, text: string, ts = 1): LogLine {
+  return { runId, stepId, attempt, line: text, ts, stream: 'out' };
+}
+
+// ───────────── runs ─────────────
+
+runStore('a saved run reads back whole, outputs and pipeline snapshot included', async () => {
+  const store = makeStore();
+  const run = makeRun(undefined, {
+    steps: [{ id: 'plan', name: 'Plan', kind: 'agent', status: 'succeeded', attempt: 2, output: 'done ✓', prompt: 'Plan {{issue.title}}' }],
+    pipeline: { id: 'pl_0123456789abcdef', projectId: 'prj_0123456789abcdef', name: 'Build', variables: {}, steps: [], createdAt: 1, updatedAt: 2 },
+    issue: { title: 'Fix the login', key: 'ENG-1' },
+  });
+  await store.save(run);
+  assert.equal(await store.read(run.id), run);
+  assert.equal(await makeStore().read(run.id), run, 'a new store reads it from disk');
+});
+
+runStore('many saves of one run leave the last state on disk, in fewer writes than saves', async () => {
+  let renames = 0;
+  const countingFs: AtomicFileSystem = {
+    open: (path, flags, mode) => fs.open(path, flags, mode),
+    unlink: (path) => fs.unlink(path),
+    stat: (path) => fs.stat(path),
+    async rename(oldPath, newPath) {
+      renames += 1;
+      await fs.rename(oldPath, newPath);
+    },
+  };
+  const store = makeStore({ writer: new FileWriter({ fs: countingFs }) });
+  const id = newRunId();
+  const saves: Promise<void>[] = [];
+  for (let index = 0; index < 50; index += 1) {
+    saves.push(store.save(makeRun(id, { variables: { index: String(index) } })));
+    if (index % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  await Promise.all(saves);
+  const onDisk = JSON.parse(await fs.readFile(join(runFolder(id), 'run.json'), 'utf8')) as Run;
+  assert.is(onDisk.variables.index, '49');
+  assert.ok(renames < 50, `expected coalesced writes, got ${renames} for 50 saves`);
+});
+
+runStore('loadAll returns every run oldest first, whatever order they were saved in', async () => {
+  const store = makeStore();
+  const ids = [5, 1, 4, 2, 3].map((minute) => newRunId(1_700_000_000_000 + minute * 60_000));
+  await Promise.all(ids.map((id) => store.save(makeRun(id))));
+  const { runs, problems } = await makeStore().loadAll();
+  assert.equal(runs.map((run) => run.id), [...ids].sort());
+  assert.equal(problems, []);
+});
+
+runStore('loadAll of an empty data folder finds no runs', async () => {
+  assert.equal(await makeStore().loadAll(), { runs: [], problems: [] });
+});
+
+runStore('loadAll skips a corrupt run.json or one that is not a run, names the file, and keeps it', async () => {
+  const store = makeStore();
+  const good = newRunId();
+  const broken = newRunId();
+  const notRun = newRunId();
+  const stranger = newRunId();
+  await Promise.all([good, broken, notRun, stranger].map((id) => store.save(makeRun(id))));
+  await fs.writeFile(join(runFolder(broken), 'run.json'), '{"id": "run_');
+  await fs.writeFile(join(runFolder(notRun), 'run.json'), '[1, 2, 3]');
+  // A copied folder: the run inside is not the one its folder names.
+  await fs.writeFile(join(runFolder(stranger), 'run.json'), JSON.stringify(makeRun(good)));
+  const { runs, problems } = await makeStore().loadAll();
+  assert.equal(runs.map((run) => run.id), [good]);
+  assert.is(problems.length, 3);
+  for (const id of [broken, notRun, stranger]) {
+    const path = join(runFolder(id), 'run.json');
+    assert.ok(problems.some((problem) => problem.includes(path)), `a problem names ${path}`);
+    assert.ok(await exists(path), `${path} is kept`);
+  }
+  await rejects(makeStore().read(broken), /run\.json.*Fix or remove the file/);
+});
+
+runStore('loadAll removes temp files that a crash left in run folders', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  await store.save(makeRun(id));
+  // pid 2^22 + 1 is above Linux's pid limit: that process cannot be running.
+  const stale = join(runFolder(id), `.run.json.${4_194_305}.0badcafe.tmp`);
+  await fs.writeFile(stale, '{"half');
+  const { runs } = await makeStore().loadAll();
+  assert.is(runs.length, 1);
+  assert.not.ok(await exists(stale));
+});
+
+runStore('read of a run that is not there is undefined', async () => {
+  const store = makeStore();
+  assert.is(await store.read(newRunId()), undefined);
+  assert.is(await store.read('../config'), undefined);
+});
+
+runStore('ids that are not run ids are refused without touching the disk', async () => {
+  const store = makeStore();
+  await fs.mkdir(join(root, 'x'));
+  await fs.writeFile(join(root, 'x', 'keep.txt'), 'keep');
+  for (const id of ['../x', 'run_../../etc', 'run_', '', 'RUN_0123456789abcdef', 'run_0123456789abcdef/..']) {
+    const saveError = await rejects(store.save(makeRun(id)), /is not a run id/);
+    assert.instance(saveError, ValidationError);
+    assert.ok(saveError.message.includes('`' + id + '`'), `the message quotes ${id}`);
+    await rejects(store.delete(id), /is not a run id/);
+    await rejects(store.appendLogs([line(id, 'build', 1, 'x')]), /is not a run id/);
+    await rejects(store.readLog(id, 'build', 1), /is not a run id/);
+  }
+  await rejects(store.save(null as unknown as Run), /is not a run id/);
+  assert.equal(await fs.readdir(dataDir), [], 'nothing was created in the data folder');
+  assert.is(await fs.readFile(join(root, 'x', 'keep.txt'), 'utf8'), 'keep');
+});
+
+runStore('step ids and attempts that could escape the logs folder are refused', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  for (const stepId of ['../run', 'Build', '_setup', 'a/b', '1st', 'a'.repeat(41)]) {
+    await rejects(store.appendLogs([line(id, stepId, 1, 'x')]), /is not a step id/);
+    await rejects(store.readLog(id, stepId, 1), /is not a step id/);
+    await rejects(store.logAttempts(id, stepId), /is not a step id/);
+  }
+  for (const attempt of [-1, 1.5, Number.NaN, '1' as unknown as number, Infinity]) {
+    await rejects(store.appendLogs([line(id, 'build', attempt, 'x')]), /whole number from 0/);
+    await rejects(store.readLog(id, 'build', attempt), /whole number from 0/);
+  }
+  assert.equal(await fs.readdir(dataDir), []);
+});
+
+runStore('a batch with one bad line writes none of its lines', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  await rejects(store.appendLogs([line(id, 'build', 1, 'good'), line(id, 'build', 1, 'bad', Number.NaN)]), /is not a time/);
+  await rejects(store.appendLogs([line(id, 'build', 1, 'good'), { ...line(id, 'build', 1, 'bad'), stream: 'stdout' as 'out' }]), /stdout/);
+  assert.not.ok(await exists(runFolder(id)));
+});
+
+// ───────────── delete ─────────────
+
+runStore('delete removes the run folder with its logs, and the run is gone from loadAll', async () => {
+  const store = makeStore();
+  const keep = newRunId();
+  const gone = newRunId();
+  await Promise.all([store.save(makeRun(keep)), store.save(makeRun(gone))]);
+  await store.appendLogs([line(gone, 'build', 1, 'hello'), line(gone, '', 0, 'setup')]);
+  await store.delete(gone);
+  assert.not.ok(await exists(runFolder(gone)));
+  assert.is(await store.read(gone), undefined);
+  assert.equal(await store.readLog(gone, 'build', 1), []);
+  assert.equal((await makeStore().loadAll()).runs.map((run) => run.id), [keep]);
+});
+
+runStore('saves and appends that arrive after delete do not bring the folder back', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  const firstSave = store.save(makeRun(id));
+  const firstAppend = store.appendLogs([line(id, 'build', 1, 'early')]);
+  const deleting = store.delete(id);
+  const lateSave = store.save(makeRun(id, { status: 'failed' }));
+  const lateAppend = store.appendLogs([line(id, 'build', 1, 'late'), line(id, '', 0, 'late setup')]);
+  await Promise.all([firstSave, firstAppend, deleting, lateSave, lateAppend]);
+  await store.save(makeRun(id, { status: 'cancelled' }));
+  await store.appendLogs([line(id, 'build', 2, 'after delete')]);
+  await store.flush();
+  await appender.flush();
+  assert.not.ok(await exists(runFolder(id)));
+  assert.equal(await fs.readdir(join(dataDir, 'runs')), []);
+});
+
+runStore('delete waits for a save that is still being written', async () => {
+  const renameGate = gate();
+  let renameStarted = false;
+  const slowFs: AtomicFileSystem = {
+    open: (path, flags, mode) => fs.open(path, flags, mode),
+    unlink: (path) => fs.unlink(path),
+    stat: (path) => fs.stat(path),
+    async rename(oldPath, newPath) {
+      renameStarted = true;
+      await renameGate.wait;
+      await fs.rename(oldPath, newPath);
+    },
+  };
+  const store = makeStore({ writer: new FileWriter({ fs: slowFs }) });
+  const id = newRunId();
+  const saving = store.save(makeRun(id));
+  while (!renameStarted) await new Promise((resolve) => setTimeout(resolve, 1));
+  let deleted = false;
+  const deleting = store.delete(id).then(() => (deleted = true));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.not.ok(deleted, 'delete waits while the save is under way');
+  renameGate.open();
+  await Promise.all([saving, deleting]);
+  assert.not.ok(await exists(runFolder(id)));
+});
+
+runStore('delete waits for an append that is still being written', async () => {
+  const writeGate = gate();
+  let writeStarted = false;
+  const slowFs: JsonlFileSystem = {
+    mkdir: (path, options) => fs.mkdir(path, options),
+    async open(path, flags) {
+      const handle = await fs.open(path, flags);
+      return {
+        stat: () => handle.stat(),
+        read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
+        async appendFile(data) {
+          writeStarted = true;
+          await writeGate.wait;
+          await handle.appendFile(data);
+        },
+        sync: () => handle.sync(),
+        close: () => handle.close(),
+      };
+    },
+  };
+  const slowAppender = new JsonlAppender({ fs: slowFs });
+  const store = makeStore({ appender: slowAppender });
+  const id = newRunId();
+  const appending = store.appendLogs([line(id, 'build', 1, 'hello')]);
+  while (!writeStarted) await new Promise((resolve) => setTimeout(resolve, 1));
+  let deleted = false;
+  const deleting = store.delete(id).then(() => (deleted = true));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.not.ok(deleted, 'delete waits while the append is under way');
+  writeGate.open();
+  await Promise.all([appending, deleting]);
+  await slowAppender.close();
+  assert.not.ok(await exists(runFolder(id)));
+});
+
+// ───────────── logs ─────────────
+
+runStore('each attempt of a step has its own log file, and the setup log is _setup.0.jsonl', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  await store.appendLogs([
+    line(id, '', 0, 'cloning'),
+    line(id, 'build', 1, 'first try'),
+    line(id, 'build', 2, 'second try'),
+    line(id, 'build', 1, 'first try, again'),
+  ]);
+  assert.equal((await fs.readdir(join(runFolder(id), 'logs'))).sort(), ['_setup.0.jsonl', 'build.1.jsonl', 'build.2.jsonl']);
+  assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['first try', 'first try, again']);
+  assert.equal((await store.readLog(id, 'build', 2)).map((entry) => entry.line), ['second try']);
+  assert.equal(await store.readLog(id, '', 0), [{ runId: id, stepId: '', attempt: 0, line: 'cloning', ts: 1, stream: 'out' }]);
+});
+
+runStore('a log line is stored compactly as ts, stream and line', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  await store.appendLogs([
+    { runId: id, stepId: 'test', attempt: 1, line: 'ok', ts: 1_700_000_000_123, stream: 'err' },
+    { runId: id, stepId: 'test', attempt: 1, line: 'bare' },
+  ]);
+  const text = await fs.readFile(join(runFolder(id), 'logs', 'test.1.jsonl'), 'utf8');
+  assert.is(text, '{"ts":1700000000123,"stream":"err","line":"ok"}\n{"line":"bare"}\n');
+  assert.equal(await store.readLog(id, 'test', 1), [
+    { runId: id, stepId: 'test', attempt: 1, line: 'ok', ts: 1_700_000_000_123, stream: 'err' },
+    { runId: id, stepId: 'test', attempt: 1, line: 'bare' },
+  ]);
+});
+
+runStore('reading a log that does not exist gives no lines', async () => {
+  const store = makeStore();
+  assert.equal(await store.readLog(newRunId(), 'build', 3), []);
+});
+
+runStore('a torn last line is left out, and later lines still read back', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  await fs.mkdir(join(runFolder(id), 'logs'), { recursive: true });
+  const path = join(runFolder(id), 'logs', 'build.1.jsonl');
+  await fs.writeFile(path, '{"ts":1,"line":"one"}\n{"ts":2,"line":"two"}\n{"ts":3,"li');
+  assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['one', 'two']);
+  await store.appendLogs([line(id, 'build', 1, 'three')]);
+  assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['one', 'two', 'three']);
+});
+
+runStore('unicode, newlines and control characters in log lines round-trip', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  const texts = ['émoji 🚀 ünïcode 日本語', 'two\nlines', 'tab\there', 'sep\u2028arator', '\u001b[31mred\u001b[0m', '', '{"not":"a record"}'];
+  await store.appendLogs(texts.map((text) => line(id, 'build', 1, text)));
+  assert.equal((await makeStore().readLog(id, 'build', 1)).map((entry) => entry.line), texts);
+});
+
+runStore('readLog sees lines whose append was not awaited yet', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  void store.appendLogs([line(id, 'build', 1, 'in flight')]);
+  assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['in flight']);
+});
+
+runStore('logAttempts lists the attempts of one step in numeric order', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  assert.equal(await store.logAttempts(id, 'build'), []);
+  await store.appendLogs([10, 2, 1].map((attempt) => line(id, 'build', attempt, 'x')));
+  await store.appendLogs([line(id, 'build-x', 3, 'x'), line(id, 'test', 4, 'x'), line(id, '', 0, 'x')]);
+  await fs.writeFile(join(runFolder(id), 'logs', 'build.01.jsonl'), '');
+  await fs.writeFile(join(runFolder(id), 'logs', 'build.notes.jsonl'), '');
+  assert.equal(await store.logAttempts(id, 'build'), [1, 2, 10]);
+  assert.equal(await store.logAttempts(id, ''), [0]);
+  assert.equal(await store.logAttempts(id, 'deploy'), []);
+});
+
+runStore('flush waits for saves and appends that were not awaited', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  void store.save(makeRun(id, { status: 'succeeded' }));
+  void store.appendLogs([line(id, 'build', 1, 'last words')]);
+  await store.flush();
+  const onDisk = JSON.parse(await fs.readFile(join(runFolder(id), 'run.json'), 'utf8')) as Run;
+  assert.is(onDisk.status, 'succeeded');
+  assert.match(await fs.readFile(join(runFolder(id), 'logs', 'build.1.jsonl'), 'utf8'), /last words/);
+});
+
+runStore('a corrupt run.json read directly throws CorruptFileError', async () => {
+  const store = makeStore();
+  const id = newRunId();
+  await store.save(makeRun(id));
+  await fs.writeFile(join(runFolder(id), 'run.json'), JSON.stringify({ ...makeRun(id), status: 'bogus' }));
+  const error = await rejects(store.read(id), /not a run \(status is `bogus`\)/);
+  assert.instance(error, CorruptFileError);
+});
+
+runStore.run();
