@@ -84,7 +84,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
 export function killProcessGroup(pid: number, signal: NodeJS.Signals): boolean {
   checkGroupId(pid);
   try {
-    process.kill(pid, signal);
+    process.kill(-pid, signal);
     return true;
   } catch (error) {
     if (isMissingOrForeign(error)) return false;
@@ -245,7 +245,6 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
     exitSignal = signal;
     leaderExited = true;
     clearTimeout(timeoutTimer);
-    stopGroup();
     maybeFinish();
   });
 

@@ -1,5 +1,6 @@
 // The run engine through FactoryApi: real shell processes, real files.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -346,6 +347,28 @@ runs('the setup command runs first and its output is the run log; a failing setu
   const failed = await factory.waitForRun(broken.id, ['failed']);
   assert.match(failed.error!, /^Setup failed: .*exit 4.*no deps/);
   assert.is(failed.steps[0]!.status, 'skipped');
+});
+
+runs('a worktree project gives each run its own git worktree, removed with the run', async ({ factory }) => {
+  const repo = join(factory.dir, 'repo');
+  const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).toString();
+  mkdirSync(repo);
+  git('init', '-q', '-b', 'main');
+  writeFileSync(join(repo, 'README'), 'hello from the repo\n');
+  git('add', 'README');
+  git('commit', '-q', '-m', 'first');
+  const project = await factory.api.saveProject({ name: 'Repo', path: repo, worktrees: true });
+  const pipeline = await factory.api.savePipeline({ projectId: project.id, name: 'In worktree', variables: {}, steps: [shell('look', 'cat README; git branch --show-current; pwd; touch made-here')] });
+  const run = await factory.api.startRun({ pipelineId: pipeline.id });
+  const done = await factory.waitForRun(run.id, ['succeeded', 'failed']);
+  assert.is(done.status, 'succeeded', done.error);
+  assert.is(done.workspace, join(factory.dir, 'worktrees', run.id));
+  assert.is(done.steps[0]!.output, `hello from the repo\nfactory/${run.id}\n${done.workspace}\n`);
+  assert.not.ok(existsSync(join(repo, 'made-here')), 'the project folder itself is untouched');
+  assert.ok((await factory.api.readRunLog(run.id)).some((line) => /git worktree add/.test(line.line)));
+  await factory.api.deleteRun(run.id);
+  assert.not.ok(existsSync(done.workspace!));
+  assert.not.match(git('branch', '--list'), /factory\//);
 });
 
 runs.run();

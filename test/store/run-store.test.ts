@@ -146,9 +146,12 @@ runStore('loadAll removes temp files that a crash left in run folders', async ()
   // pid 2^22 + 1 is above Linux's pid limit: that process cannot be running.
   const stale = join(runFolder(id), `.run.json.${4_194_305}.0badcafe.tmp`);
   await fs.writeFile(stale, '{"half');
-  const { runs } = await makeStore().loadAll();
+  const fresh = makeStore();
+  const { runs } = await fresh.loadAll();
   assert.is(runs.length, 1);
+  await fresh.flush();
   assert.not.ok(await exists(stale));
+  assert.ok(await exists(join(runFolder(id), 'run.json')));
 });
 
 runStore('read of a run that is not there is undefined', async () => {
