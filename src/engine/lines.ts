@@ -8,7 +8,7 @@ const DEFAULT_MAX_LINE_LENGTH = 16_384;
  * C0 control characters except tab (U+0009), line feed (U+000A, what lines are split on) and escape
  * (U+001B, which starts the ANSI colour sequences tools print). Carriage returns are among them, so
  * `\r\n` endings and in-line progress `\r` both disappear. NUL and the rest would break terminals
- * and make log files look binary.
+ * and make log files look binary. DEL and the C1 range (U+007F to U+009F) are left alone.
  */
 const CONTROL_CHARACTERS = /[\x00-\x08\x0B-\x1A\x1C-\x1F]/g;
 

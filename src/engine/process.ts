@@ -19,6 +19,8 @@ const DEFAULT_OUTPUT_LIMIT = 1_048_576;
  * still hold them, and the step must not wait for it.
  */
 const PIPE_DRAIN_MS = 500;
+/** How often a stopping group is checked for being gone, so SIGKILL is not sent (or waited for) in vain. */
+const GROUP_CHECK_MS = 50;
 /** setTimeout's longest delay; a longer timeout is waited for in several steps. */
 const LONGEST_TIMER_MS = 2_147_483_647;
 
@@ -68,8 +70,8 @@ export interface ProcessResult {
  * is already aborted nothing is started. Rejects with RangeError for out-of-range options (an empty
  * command, a negative timeout, grace period, output limit, or a maxLineLength below 2).
  *
- * When the result arrives, every process of the group has been sent SIGTERM, and if any of them
- * (a zombie included) still exists after `killGraceMs`, SIGKILL follows, even after resolving.
+ * When the result arrives, every process of the group has been sent SIGTERM; if any of them (a
+ * zombie included) still exists after `killGraceMs`, SIGKILL follows, even after resolving.
  */
 export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   checkOptions(options);
@@ -119,7 +121,6 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
   let settled = false;
   let openPipes = 0;
   let timeoutTimer: NodeJS.Timeout | undefined;
-  let killTimer: NodeJS.Timeout | undefined;
   let drainTimer: NodeJS.Timeout | undefined;
   let child: ChildProcess | undefined;
 
@@ -129,9 +130,6 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
     clearTimeout(timeoutTimer);
     clearTimeout(drainTimer);
     abortSignal?.removeEventListener('abort', onAbort);
-    // The SIGKILL still pending for a stubborn leftover is kept; with nothing left it is not needed.
-    const pid = child?.pid;
-    if (killTimer && (pid === undefined || !isProcessGroupAlive(pid))) clearTimeout(killTimer);
     const result: ProcessResult = {
       exitCode,
       signal: exitSignal,
@@ -158,19 +156,30 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
     return reachedGroup || reachedLeader;
   };
 
-  /** SIGTERM now, SIGKILL after the grace period; once nothing is left to signal, the pipes get PIPE_DRAIN_MS. */
+  /**
+   * SIGTERM now; SIGKILL after the grace period unless the group is gone by then (checked every
+   * GROUP_CHECK_MS once the leader exited). These timers outlive the result when a leftover process
+   * is still there. Once nothing is left to signal, the pipes get PIPE_DRAIN_MS to close.
+   */
   const stopGroup = (): void => {
     if (stopping) return;
     stopping = true;
-    if (!signalAll('SIGTERM')) {
+    const pid = child?.pid;
+    if (pid === undefined || !signalAll('SIGTERM')) {
       startDrain();
       return;
     }
-    killTimer = setTimeout(() => {
-      killTimer = undefined;
+    const killTimer = setTimeout(() => {
+      clearInterval(groupCheck);
       signalAll('SIGKILL');
       startDrain();
     }, killGraceMs);
+    const groupCheck = setInterval(() => {
+      if (!leaderExited || isProcessGroupAlive(pid)) return;
+      clearTimeout(killTimer);
+      clearInterval(groupCheck);
+      startDrain();
+    }, GROUP_CHECK_MS);
   };
 
   const startDrain = (): void => {
@@ -245,6 +254,7 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
     exitSignal = signal;
     leaderExited = true;
     clearTimeout(timeoutTimer);
+    stopGroup();
     maybeFinish();
   });
 

@@ -68,6 +68,16 @@ export class DataStore {
     return this.writer.write(this.configPath, () => JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
   }
 
+  /** remote.json: the access token and the signed-in sessions (undefined before the first start). */
+  readRemote(): Promise<unknown> {
+    return readJsonFile<unknown>(join(this.dir, 'remote.json'));
+  }
+
+  /** Writes remote.json durably, readable by the owner only. */
+  writeRemote(state: unknown): Promise<void> {
+    return this.writer.write(join(this.dir, 'remote.json'), JSON.stringify(state) + '\n', { mode: 0o600 });
+  }
+
   /** A folder for a project that Factory made itself (the Demo project). */
   async ensureProjectFolder(name: string): Promise<string> {
     const path = join(this.dir, 'projects', name);

@@ -162,6 +162,7 @@ export class RunStore {
    */
   async delete(id: string): Promise<void> {
     if (!isId(id, 'run')) throw new ValidationError(`Cannot delete the run ${quote(id)}: it is not a run id.`);
+    // From here on no save or append for this id is started, so waiting for those under way suffices.
     this.#deleted.add(id);
     await Promise.all([this.#saves.settled(id), this.#appends.settled(id)]);
     this.#folders.delete(id);
@@ -363,14 +364,16 @@ class PendingWork {
     return promise;
   }
 
-  /** Resolves once everything under `key`, including what is added while waiting, has settled. */
+  /**
+   * Resolves once what is under `key` now has settled; what is added later is not waited for, so
+   * a run that keeps logging cannot keep a reader waiting.
+   */
   async settled(key: string): Promise<void> {
-    for (let set = this.#pending.get(key); set && set.size > 0; set = this.#pending.get(key)) {
-      await Promise.allSettled([...set]);
-    }
+    const set = this.#pending.get(key);
+    if (set) await Promise.allSettled([...set]);
   }
 
-  /** Resolves once everything under every key has settled. */
+  /** Resolves once everything under every key, including what is added while waiting, has settled. */
   async settledAll(): Promise<void> {
     while (this.#pending.size > 0) {
       await Promise.allSettled([...this.#pending.values()].flatMap((set) => [...set]));

@@ -19,7 +19,7 @@ const config = suite<Context>('config');
 
 config.before.each(async (context) => {
   context.dir = makeTempDir('factory-config');
-  context.factory = await startFactory({ dataDir: context.dir, platform: 'web' });
+  context.factory = await startFactory({ dataDir: context.dir, platform: 'web', uiRoot: 'dist/ui' });
 });
 
 config.after.each(async (context) => {
@@ -46,7 +46,7 @@ config('a first start creates the Demo project and a demo pipeline that needs no
 config('a second start reads the saved configuration instead of creating another demo', async (context) => {
   const first = await context.factory.api.snapshot();
   await context.factory.stop();
-  context.factory = await startFactory({ dataDir: context.dir, platform: 'web' });
+  context.factory = await startFactory({ dataDir: context.dir, platform: 'web', uiRoot: 'dist/ui' });
   const second = await context.factory.api.snapshot();
   assert.equal(second.projects, first.projects);
   assert.equal(second.pipelines, first.pipelines);
@@ -70,7 +70,7 @@ config('saveSettings changes only the parts it is given and keeps them across a 
   assert.equal(saved.webhookServer, { enabled: false, host: '127.0.0.1', port: 8123 });
   assert.is(saved.maxParallelRuns, 4);
   await context.factory.stop();
-  context.factory = await startFactory({ dataDir: context.dir, platform: 'web' });
+  context.factory = await startFactory({ dataDir: context.dir, platform: 'web', uiRoot: 'dist/ui' });
   assert.is((await context.factory.api.snapshot()).settings.webhookServer.port, 8123);
 });
 
@@ -86,7 +86,7 @@ config('saveSettings reports every bad field at once and changes nothing', async
 
 config('flags given at start apply to that start without being written', async (context) => {
   await context.factory.stop();
-  context.factory = await startFactory({ dataDir: context.dir, platform: 'web', overrides: { webhookServer: { enabled: true, port: 9999 } } });
+  context.factory = await startFactory({ dataDir: context.dir, platform: 'web', uiRoot: 'dist/ui', overrides: { webhookServer: { enabled: true, port: 9999 } } });
   const { settings } = await context.factory.api.snapshot();
   assert.equal(settings.webhookServer, { enabled: true, host: '127.0.0.1', port: 9999 });
   assert.equal(readConfigFile(context.dir).settings.webhookServer.port, 7717);
@@ -166,7 +166,7 @@ config('deletePipeline fails while a trigger uses it', async (context) => {
   const pipeline = file.pipelines[0]!;
   file.triggers.push({ id: 'trg_00000000000000aa', name: 'Inbound', kind: 'webhook', enabled: true, pipelineId: pipeline.id });
   writeFileSync(join(context.dir, 'config.json'), JSON.stringify(file));
-  context.factory = await startFactory({ dataDir: context.dir, platform: 'web' });
+  context.factory = await startFactory({ dataDir: context.dir, platform: 'web', uiRoot: 'dist/ui' });
   await rejects(context.factory.api.deletePipeline(pipeline.id), /used by the trigger `Inbound`/);
   assert.is((await context.factory.api.snapshot()).pipelines.length, 1);
 });
@@ -242,7 +242,7 @@ failures('a corrupt config.json is refused with the file named and left as it wa
   try {
     writeFileSync(join(dir, 'config.json'), '{"format": 1, "settings": {');
     try {
-      await startFactory({ dataDir: dir, platform: 'web' });
+      await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui' });
       assert.unreachable('start must fail');
     } catch (error) {
       assert.match((error as Error).message, /config\.json/);
@@ -250,7 +250,7 @@ failures('a corrupt config.json is refused with the file named and left as it wa
     assert.is(readFileSync(join(dir, 'config.json'), 'utf8'), '{"format": 1, "settings": {');
     writeFileSync(join(dir, 'config.json'), '[1, 2]');
     try {
-      await startFactory({ dataDir: dir, platform: 'web' });
+      await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui' });
       assert.unreachable('start must fail');
     } catch (error) {
       assert.match((error as Error).message, /not a Factory configuration/);

@@ -5,7 +5,7 @@ import { startFactory } from '../../src/app';
 import type { FactoryMethods } from '../../src/core/api';
 
 const dataDir = process.argv[2]!;
-const factory = await startFactory({ dataDir, platform: 'web' });
+const factory = await startFactory({ dataDir, platform: 'web', uiRoot: 'dist/ui' });
 process.on('message', async (message: { id: number; method: keyof FactoryMethods; args: unknown[] }) => {
   try {
     const method = factory.api[message.method] as (...args: unknown[]) => Promise<unknown>;

@@ -3,7 +3,7 @@ import { chmodSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { killProcessGroup, runProcess, type ProcessResult, type RunProcessOptions } from '../../src/engine/process';
+import { isProcessGroupAlive, killProcessGroup, runProcess, type ProcessResult, type RunProcessOptions } from '../../src/engine/process';
 import { rejects } from '../helpers/assert';
 import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
 
@@ -46,7 +46,7 @@ async function runShell(context: Context, script: string, options: Partial<RunPr
   const out: string[] = [];
   const err: string[] = [];
   const { onLine: alsoOnLine, ...rest } = options;
-  const result = await runProcess({
+  const result = await failAfter(20_000, runProcess({
     command: '/bin/sh',
     args: ['-c', script],
     cwd: context.dir,
@@ -58,8 +58,21 @@ async function runShell(context: Context, script: string, options: Partial<RunPr
       if (pid) context.pids.push(Number(pid));
       alsoOnLine?.(line, stream);
     },
-  });
+  }));
   return { result, out, err };
+}
+
+/** Rejects when `promise` takes longer than `timeoutMs`, so a run that never ends fails its test instead of hanging. */
+async function failAfter<T>(timeoutMs: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the run did not end within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A process is gone when kill(pid, 0) fails, or when only its zombie is left for init to reap. */
@@ -106,12 +119,16 @@ processes('delivers stdout and stderr lines on their own stream, in order, with 
 processes('cancelling stops the whole group, background grandchildren included', async (context) => {
   const controller = new AbortController();
   const script = 'echo "pid $$"; sleep 300 & echo "pid $!"; sleep 300 & echo "pid $!"; echo started; wait';
+  let groupAliveWhileRunning = false;
   const { result, out } = await runShell(context, script, {
     signal: controller.signal,
     onLine: (line) => {
-      if (line === 'started') controller.abort();
+      if (line !== 'started') return;
+      groupAliveWhileRunning = isProcessGroupAlive(Number(context.pids[0]));
+      controller.abort();
     },
   });
+  assert.is(groupAliveWhileRunning, true, 'the script leads its own group');
   assert.is(result.cancelled, true);
   assert.is(result.exitCode, null);
   assert.is(result.signal, 'SIGTERM');
@@ -162,6 +179,14 @@ processes('a leftover that closed its output and ignores SIGTERM is still killed
   const pids = pidsPrinted(out);
   assert.is(pids.length, 1);
   await assertAllGone(pids, 3000);
+});
+
+processes('a process that left the group does not keep the run open by holding its output', async (context) => {
+  // setsid moves the sleep to a session of its own: out of the group's reach, it keeps stdout open.
+  const { result, out } = await runShell(context, 'setsid sleep 300 & echo "pid $!"; echo done', { killGraceMs: 300 });
+  assert.is(result.exitCode, 0);
+  assert.equal(out.at(-1), 'done');
+  assert.ok(result.durationMs < 10_000, `did not wait for the escaped sleep (${result.durationMs} ms)`);
 });
 
 processes('binary output becomes valid text lines without control characters', async (context) => {
