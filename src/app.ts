@@ -3,6 +3,7 @@
 
 import { join } from 'node:path';
 import type { FactoryApi, Platform } from './core/api';
+import { factoryEventNames } from './core/api';
 import { createApi, type DesktopFunctions } from './api';
 import { Inbox } from './channels/inbox';
 import { EventBatcher } from './engine/batcher';
@@ -13,6 +14,9 @@ import { createShellRunner } from './engine/shell-step';
 import { runApprovalStep, unavailableRunner } from './engine/steps';
 import { DataStore, type ConfigFile } from './store/data-store';
 import { RunStore } from './store/run-store';
+import { RemoteAuth, type RemoteState } from './http/auth';
+import { RemoteAccess } from './http/remote';
+import { EventStreamHub } from './http/sse';
 
 declare const FACTORY_VERSION: string;
 /** The application version, set at build time from package.json. */
@@ -24,11 +28,15 @@ export interface StartOptions {
   /** Settings for this start only (command-line flags), applied over the saved ones. */
   overrides?: unknown;
   desktop?: DesktopFunctions;
+  /** The built renderer served by remote access (dist/ui). */
+  uiRoot: string;
 }
 
 export interface Factory {
   api: FactoryApi;
   dataDir: string;
+  /** Remote access: its state, sign-in link and token reset. */
+  remote: RemoteAccess;
   /** Stops everything: servers closed, pending writes flushed. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -44,6 +52,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const events = new EventHub();
   const batcher = new EventBatcher(events);
   const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
+  const auth = await RemoteAuth.open({ load: async () => (await store.readRemote()) as RemoteState | undefined, save: (state) => store.writeRemote(state) });
   const { service: runs, problems } = await RunService.open({
     store: new RunStore(options.dataDir, store.writer, store.appender),
     config,
@@ -56,9 +65,10 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
       agent: unavailableRunner('Agent steps are not available in this version of Factory yet'),
     },
     worktreesDir: join(options.dataDir, 'worktrees'),
-    secrets: () => configSecrets(config.current),
+    secrets: () => [auth.token, ...configSecrets(config.current)],
   });
   for (const problem of problems) console.warn(`Skipped a run: ${problem}`);
+  let remote: RemoteAccess | undefined;
   const api = createApi({
     config,
     events,
@@ -68,14 +78,26 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     version,
     platform: options.platform,
     desktop: options.desktop,
+    remoteStatus: () => remote!.status(),
+    applySettings: async (_previous, next) => {
+      await remote!.apply(next.remoteAccess);
+    },
   });
+
+  // Remote access: every event but `navigate` goes to the event stream.
+  const hub = new EventStreamHub({ snapshot: () => api.snapshot() });
+  for (const name of factoryEventNames) if (name !== 'navigate') api.on(name, (payload) => hub.publish(name, payload));
+  remote = new RemoteAccess({ api, auth, hub, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [] });
+  await remote.apply(config.settings.remoteAccess);
 
   let stopping: Promise<void> | undefined;
   return {
     api,
     dataDir: options.dataDir,
+    remote,
     stop() {
       stopping ??= (async () => {
+        await remote!.stop();
         await runs.stop();
         api.close();
         await config.idle();

@@ -1,7 +1,10 @@
 // Headless entry (npm start): the engine with remote access and the webhook server, no Electron.
 
+import { join } from 'node:path';
 import { startFactory, version } from './app';
 import { errorMessage } from './core/errors';
+import { encodeQr } from './core/qr';
+import { qrToTerminal } from './core/qr-text';
 import { parseServerArguments, usage, UsageError } from './options';
 
 async function main(): Promise<void> {
@@ -20,7 +23,7 @@ async function main(): Promise<void> {
 
   let factory;
   try {
-    factory = await startFactory({ dataDir: options.dataDir, platform: 'web', overrides: options.overrides });
+    factory = await startFactory({ dataDir: options.dataDir, platform: 'web', overrides: options.overrides, uiRoot: join(__dirname, 'ui') });
   } catch (error) {
     console.error(`Factory did not start: ${errorMessage(error)}`);
     process.exit(1);
@@ -47,6 +50,16 @@ async function main(): Promise<void> {
 
   console.log(`Factory ${version}`);
   console.log(`Data: ${factory.dataDir}`);
+  const remote = factory.remote.status();
+  const link = factory.remote.pairingLink();
+  if (link) {
+    console.log(`Remote access: ${link}`);
+  } else if (remote.error) {
+    console.log(`Remote access is not running: ${remote.error}`);
+  }
+  const { webhookUrl } = await factory.api.snapshot();
+  if (webhookUrl) console.log(`Webhooks: ${webhookUrl}/hooks/<trigger-id>`);
+  if (link) console.log(`\nScan to sign in from a phone:\n${qrToTerminal(encodeQr(link))}`);
 }
 
 main().catch((error) => {

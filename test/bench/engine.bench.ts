@@ -67,7 +67,7 @@ function finishedRun(index: number, pipelineId: string, projectId: string): Run 
 async function tenThousandRuns(): Promise<void> {
   const dir = makeTempDir('factory-bench-runs');
   try {
-    const seed = await startFactory({ dataDir: dir, platform: 'web' });
+    const seed = await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui' });
     const { pipelines, projects } = await seed.api.snapshot();
     await seed.stop();
     for (let index = 0; index < 10_000; index++) {
@@ -77,7 +77,7 @@ async function tenThousandRuns(): Promise<void> {
     }
     const rssBefore = process.memoryUsage().rss;
     const started = performance.now();
-    const factory = await startFactory({ dataDir: dir, platform: 'web' });
+    const factory = await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui' });
     const startMs = performance.now() - started;
     const listTimes: number[] = [];
     const snapshotTimes: number[] = [];

@@ -17,7 +17,7 @@ export interface TestFactory extends Factory {
 
 export async function startTestFactory(options: { overrides?: unknown; dir?: string } = {}): Promise<TestFactory> {
   const dir = options.dir ?? makeTempDir('factory-engine');
-  const factory = await startFactory({ dataDir: dir, platform: 'web', overrides: options.overrides });
+  const factory = await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui', overrides: options.overrides });
   const { projects } = await factory.api.snapshot();
   const unsubscribers: (() => void)[] = [];
   return {

@@ -1,0 +1,151 @@
+// Remote access authentication (spec "Authentication/Remote access", DESIGN §4):
+// an access token (32 random bytes, base64url) shown in the sign-in link, and the sessions
+// created by that link. Only hashes of session ids are stored, so remote.json alone opens nothing.
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
+
+/** What remote.json holds. */
+export interface RemoteState {
+  token: string;
+  /** sha256 (hex) of each signed-in session id, with when it was made. */
+  sessions: { hash: string; createdAt: number }[];
+}
+
+export interface RemoteStatePort {
+  load(): Promise<RemoteState | undefined>;
+  /** Durable (atomic, mode 0600). */
+  save(state: RemoteState): Promise<void>;
+}
+
+export const sessionCookieName = 'factory_session';
+const maxSessions = 200;
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * Compares a presented secret with the real one in constant time, for any length of either: both
+ * are hashed first, so `timingSafeEqual` always sees two 32-byte digests (it throws on unequal
+ * lengths), and neither the length nor the content leaks through timing.
+ */
+export function secretsEqual(presented: string, secret: string): boolean {
+  if (!secret) return false;
+  return timingSafeEqual(sha256(presented), sha256(secret));
+}
+
+export function newAccessToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The value of one cookie in a Cookie header, or undefined. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const index = part.indexOf('=');
+    if (index > 0 && part.slice(0, index).trim() === name) return part.slice(index + 1).trim();
+  }
+  return undefined;
+}
+
+/** The Host header's name without the port, lower-cased; IPv6 literals without brackets. */
+export function hostName(hostHeader: string | undefined): string | undefined {
+  if (!hostHeader) return undefined;
+  const host = hostHeader.trim().toLowerCase();
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    return end > 0 ? host.slice(1, end) : undefined;
+  }
+  const colon = host.indexOf(':');
+  return colon >= 0 ? host.slice(0, colon) : host;
+}
+
+/**
+ * DNS-rebinding defence: a request must name this server by an IP literal, `localhost`, or a
+ * host name the user allowed in settings (a tunnel's address).
+ */
+export function isAllowedHost(hostHeader: string | undefined, allowedHosts: readonly string[]): boolean {
+  const name = hostName(hostHeader);
+  if (!name) return false;
+  if (isIP(name) !== 0 || name === 'localhost') return true;
+  return allowedHosts.some((allowed) => allowed.toLowerCase() === name);
+}
+
+/**
+ * A cookie-authenticated request must come from our own origin: cookies are shared across ports
+ * of one host, so another local site could otherwise ride on them. A request that states its
+ * origin (Origin or Sec-Fetch-Site) must state ours; a POST must state it.
+ */
+export function isSameOrigin(request: IncomingMessage): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+  const origin = request.headers.origin;
+  if (origin === undefined) return request.method === 'GET' || request.method === 'HEAD';
+  const host = request.headers.host;
+  return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
+}
+
+export type Authentication = { ok: true; by: 'bearer' | 'cookie' } | { ok: false; reason: string };
+
+export class RemoteAuth {
+  private constructor(private state: RemoteState, private readonly port: RemoteStatePort, private readonly now: () => number) {}
+
+  /** Loads remote.json, or makes a first token and writes it. */
+  static async open(port: RemoteStatePort, now: () => number = Date.now): Promise<RemoteAuth> {
+    let state = await port.load();
+    if (!state || typeof state.token !== 'string' || state.token.length < 32 || !Array.isArray(state.sessions)) {
+      state = { token: newAccessToken(), sessions: [] };
+      await port.save(state);
+    }
+    return new RemoteAuth(state, port, now);
+  }
+
+  get token(): string {
+    return this.state.token;
+  }
+
+  /** Checks a request: a Bearer token, or a session cookie from our own origin. */
+  authenticate(request: IncomingMessage): Authentication {
+    const authorization = request.headers.authorization;
+    if (authorization !== undefined) {
+      const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
+      if (match && secretsEqual(match[1]!, this.state.token)) return { ok: true, by: 'bearer' };
+      return { ok: false, reason: 'bad token' };
+    }
+    const cookie = readCookie(request.headers.cookie, sessionCookieName);
+    if (cookie === undefined) return { ok: false, reason: 'no session' };
+    if (!this.hasSession(cookie)) return { ok: false, reason: 'unknown session' };
+    if (!isSameOrigin(request)) return { ok: false, reason: 'foreign origin' };
+    return { ok: true, by: 'cookie' };
+  }
+
+  private hasSession(sessionId: string): boolean {
+    const hash = sha256(sessionId).toString('hex');
+    return this.state.sessions.some((session) => session.hash === hash);
+  }
+
+  /** Makes a session for a valid sign-in token; returns its id (the cookie value), or undefined. */
+  async signIn(presentedToken: string): Promise<string | undefined> {
+    if (!secretsEqual(presentedToken, this.state.token)) return undefined;
+    const sessionId = randomBytes(32).toString('base64url');
+    const sessions = [...this.state.sessions, { hash: sha256(sessionId).toString('hex'), createdAt: this.now() }].slice(-maxSessions);
+    const next = { ...this.state, sessions };
+    await this.port.save(next);
+    this.state = next;
+    return sessionId;
+  }
+
+  /** A new token; every session ends. */
+  async reset(): Promise<void> {
+    const next = { token: newAccessToken(), sessions: [] };
+    await this.port.save(next);
+    this.state = next;
+  }
+}
+
+/** The Set-Cookie value for a new session (DESIGN §4: HttpOnly, SameSite, Path=/, no Domain). */
+export function sessionCookie(sessionId: string): string {
+  return `${sessionCookieName}=${sessionId}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000`;
+}

@@ -1,0 +1,185 @@
+// Remote access (spec section B): the FactoryApi over HTTP, its events as a server-sent stream,
+// the sign-in link, and the renderer's files, for a browser or a phone.
+//
+//   GET  /pair?t=<token>        sign in: a session cookie, then 303 to /
+//   POST /api/call/<method>     body: JSON array of the arguments → {"result": …}
+//   GET  /api/events            server-sent events (every event but `navigate`)
+//   GET  /…                     the renderer (dist/ui), readable before sign-in
+//
+// Every request must name this server by an allowed Host (DNS rebinding); API requests must be
+// signed in (Bearer token, or the session cookie from our own origin).
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { networkInterfaces } from 'node:os';
+import type { FactoryApi, RemoteStatus, ServerSettings } from '../core/api';
+import { isMethodName, methods } from '../core/api';
+import { FactoryError, errorMessage } from '../core/errors';
+import { isAllowedHost, sessionCookie, type RemoteAuth } from './auth';
+import { readJson } from './body';
+import { BadRequestError, ForbiddenError, NotFoundHttpError, UnauthorizedError, sendJson } from './respond';
+import { createRouter, type Route } from './router';
+import { startHttpServer } from './server';
+import type { EventStreamHub } from './sse';
+import { createStaticHandler } from './static';
+
+export const callBodyLimit = 2 * 1024 * 1024;
+
+export interface RemoteOptions {
+  api: FactoryApi;
+  auth: RemoteAuth;
+  hub: EventStreamHub;
+  /** The built renderer (dist/ui). */
+  uiRoot: string;
+  /** Host names allowed besides IP literals and localhost (settings.remoteAccess.allowedHosts). */
+  allowedHosts: () => readonly string[];
+}
+
+/** Calls `name` with the JSON arguments of a request; every failure is a 4xx HttpError. */
+async function callMethod(api: FactoryApi, name: string, args: unknown): Promise<unknown> {
+  const info = methods[name as keyof typeof methods];
+  if (!Array.isArray(args)) throw new BadRequestError('The body must be a JSON array of the arguments');
+  if (args.length > info.params) throw new BadRequestError(`${name} takes at most ${info.params} argument${info.params === 1 ? '' : 's'}, not ${args.length}`);
+  const method = api[name as keyof typeof methods] as (...values: unknown[]) => Promise<unknown>;
+  try {
+    return await method(...args.map((value) => (value === null ? undefined : value)));
+  } catch (error) {
+    if (error instanceof FactoryError) throw new BadRequestError(error.message);
+    console.error(`${name} failed:`, error);
+    throw new BadRequestError(`${name} failed: ${errorMessage(error)}`);
+  }
+}
+
+const pairingFailedPage = `<!doctype html><meta charset="utf-8"><title>Factory</title>
+<body style="font:16px system-ui;margin:3em auto;max-width:32em;padding:0 1em">
+<h1>This sign-in link does not work</h1><p>It may be old: the access token changes when it is reset on the desktop.
+Open the sign-in link or scan the QR code shown in Factory on the desktop again.</p></body>`;
+
+/** The request handler of the remote access server (exported for tests). */
+export function createRemoteHandler(options: RemoteOptions) {
+  const { api, auth, hub } = options;
+  const serveStatic = createStaticHandler({ root: options.uiRoot });
+
+  const requireAuth = (request: IncomingMessage) => {
+    const result = auth.authenticate(request);
+    if (!result.ok) throw new UnauthorizedError('Not signed in');
+  };
+
+  const routes: Route<undefined>[] = [
+    {
+      method: 'GET',
+      pattern: '/pair',
+      async handler(request, response, _params, _context, url) {
+        const sessionId = await auth.signIn(url?.searchParams.get('t') ?? '');
+        const headers = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
+        if (!sessionId) {
+          response.writeHead(401, { ...headers, 'Content-Type': 'text/html; charset=utf-8' }).end(pairingFailedPage);
+          return;
+        }
+        response.writeHead(303, { ...headers, Location: '/', 'Set-Cookie': sessionCookie(sessionId) }).end();
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/api/call/:method',
+      async handler(request, response, params) {
+        requireAuth(request);
+        if (!isMethodName(params.method!)) throw new NotFoundHttpError(`Unknown method ${params.method}`);
+        if (methods[params.method as keyof typeof methods].desktopOnly) throw new ForbiddenError(`${params.method} is only available on the desktop`);
+        const args = await readJson(request, { limit: callBodyLimit });
+        const result = await callMethod(api, params.method!, args);
+        sendJson(response, 200, { result: result === undefined ? null : result });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/api/events',
+      handler(request, response) {
+        requireAuth(request);
+        hub.attach(request, response);
+      },
+    },
+  ];
+
+  const router = createRouter<undefined>(routes, async (request, response) => {
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      if (request.url?.startsWith('/api/')) throw new NotFoundHttpError('not found');
+      return serveStatic(request, response);
+    }
+    throw new NotFoundHttpError('not found');
+  });
+
+  return async (request: IncomingMessage, response: ServerResponse) => {
+    if (!isAllowedHost(request.headers.host, options.allowedHosts())) {
+      throw new ForbiddenError('This address is not allowed: add it to the allowed hosts in Settings to reach Factory through it');
+    }
+    await router(request, response, undefined);
+  };
+}
+
+/** A URL other devices can use: a LAN address instead of 0.0.0.0 / ::. */
+export function publicBaseUrl(host: string, port: number): string {
+  let name = host;
+  if (host === '0.0.0.0' || host === '::') {
+    const lan = Object.values(networkInterfaces()).flat().find((address) => address && address.family === 'IPv4' && !address.internal);
+    name = lan?.address ?? '127.0.0.1';
+  }
+  return `http://${name.includes(':') ? `[${name}]` : name}:${port}`;
+}
+
+/** Starts, stops and restarts the remote access server as settings change, and reports its state. */
+export class RemoteAccess {
+  private running: { close(): Promise<void>; settings: ServerSettings; url: string } | undefined;
+  private error: string | undefined;
+  private enabled = false;
+  private readonly handler: ReturnType<typeof createRemoteHandler>;
+
+  constructor(private readonly options: RemoteOptions) {
+    this.handler = createRemoteHandler(options);
+  }
+
+  /** Brings the server in line with the settings: started, stopped or restarted on a new address. */
+  async apply(settings: ServerSettings): Promise<void> {
+    this.enabled = settings.enabled;
+    const current = this.running?.settings;
+    if (current && settings.enabled && current.host === settings.host && current.port === settings.port) return;
+    await this.stop();
+    this.error = undefined;
+    if (!settings.enabled) return;
+    try {
+      const server = await startHttpServer({ host: settings.host, port: settings.port, handler: this.handler });
+      this.running = { close: () => server.close(), settings: { ...settings }, url: publicBaseUrl(settings.host, Number(new URL(server.url).port)) };
+      this.error = undefined;
+    } catch (error) {
+      this.error = errorMessage(error);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const running = this.running;
+    this.running = undefined;
+    if (running) {
+      this.options.hub.closeAll();
+      await running.close();
+    }
+  }
+
+  status(): RemoteStatus {
+    return {
+      enabled: this.enabled,
+      running: Boolean(this.running),
+      ...(this.running ? { url: this.running.url } : {}),
+      ...(this.error ? { error: this.error } : {}),
+    };
+  }
+
+  /** The sign-in link, or undefined while the server is not running. */
+  pairingLink(): string | undefined {
+    return this.running ? `${this.running.url}/pair?t=${this.options.auth.token}` : undefined;
+  }
+
+  /** A new token: every device is signed out and every open event stream closes. */
+  async resetToken(): Promise<void> {
+    await this.options.auth.reset();
+    this.options.hub.closeAll();
+  }
+}
