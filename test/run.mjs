@@ -15,6 +15,8 @@ const argv = process.argv.slice(2);
 const bench = argv.includes('--bench');
 const words = argv.filter((arg) => !arg.startsWith('--'));
 const suffix = bench ? '.bench.mjs' : '.test.mjs';
+/** A test file still running after this long is stopped and counted as failed (a hang must not stall CI). */
+const fileTimeoutMs = bench ? 15 * 60_000 : 3 * 60_000;
 
 function listFiles(folder) {
   if (!existsSync(folder)) return [];
@@ -38,16 +40,23 @@ function runFile(file) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, fileTimeoutMs);
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) output += `\nStopped after ${fileTimeoutMs / 1000} s: the file did not finish (a hang, or something kept the process alive).\n`;
       const count = (label) => Number(output.match(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'm'))?.[1] ?? NaN);
       const total = count('Total');
       const passed = count('Passed');
       const skipped = count('Skipped');
       let failed = Number.isNaN(total) ? 0 : total - passed - (Number.isNaN(skipped) ? 0 : skipped);
       if (bench) failed = code === 0 ? 0 : 1;
-      else if ((code !== 0 || Number.isNaN(total)) && failed === 0) failed = 1; // crashed outside a test
+      else if ((code !== 0 || Number.isNaN(total) || timedOut) && failed === 0) failed = 1; // crashed or hung outside a test
       resolve({ file, output, passed: bench || Number.isNaN(passed) ? 0 : passed, failed, code, signal, ms: Date.now() - started });
     });
   });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultDataDir, parseServerArguments } from '../src/options';
+import { freePort, send } from './helpers/net';
 import { makeTempDir, removeTempDir, waitFor } from './helpers/temp';
 
 const serverPath = join(process.cwd(), 'dist', 'server.js');
@@ -60,6 +61,26 @@ server('starts on an empty folder, prints where its data is, and stops cleanly o
     started.child.kill('SIGTERM');
     const { code } = await started.exited;
     assert.is(code, 0, started.output());
+  } finally {
+    removeTempDir(dir);
+  }
+});
+
+server('with remote access on, prints the sign-in link and the same link as a black-on-white QR code', async () => {
+  const dir = makeTempDir('factory-server');
+  try {
+    const port = await freePort();
+    const started = startServer(['--data', dir, '--remote-port', String(port)]);
+    await waitFor(() => started.output().includes('\x1b[0m'), 10000, 'the QR code');
+    const link = new RegExp(`Remote access: (http://127\\.0\\.0\\.1:${port}/pair\\?t=[A-Za-z0-9_-]{43})`).exec(started.output());
+    assert.ok(link, started.output());
+    const qrLines = started.output().split('\n').filter((line) => line.startsWith('\x1b[30;47m'));
+    assert.ok(qrLines.length > 10, 'the QR code has rows');
+    assert.ok(qrLines.every((line) => /^\x1b\[30;47m[█▀▄ ]+\x1b\[0m$/.test(line)));
+    const answer = await send(link![1]!);
+    assert.is(answer.status, 303, 'the printed link signs in');
+    started.child.kill('SIGTERM');
+    assert.is((await started.exited).code, 0);
   } finally {
     removeTempDir(dir);
   }

@@ -11,9 +11,11 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { networkInterfaces } from 'node:os';
-import type { FactoryApi, RemoteStatus, ServerSettings } from '../core/api';
+import type { FactoryApi, RemotePairing, RemoteStatus, ServerSettings } from '../core/api';
 import { isMethodName, methods } from '../core/api';
-import { FactoryError, errorMessage } from '../core/errors';
+import { ConflictError, FactoryError, errorMessage } from '../core/errors';
+import { encodeQr } from '../core/qr';
+import { qrToSvg } from '../core/qr-svg';
 import { isAllowedHost, sessionCookie, type RemoteAuth } from './auth';
 import { readJson } from './body';
 import { BadRequestError, ForbiddenError, NotFoundHttpError, UnauthorizedError, sendJson } from './respond';
@@ -175,6 +177,13 @@ export class RemoteAccess {
   /** The sign-in link, or undefined while the server is not running. */
   pairingLink(): string | undefined {
     return this.running ? `${this.running.url}/pair?t=${this.options.auth.token}` : undefined;
+  }
+
+  /** What `remotePairing` returns: the sign-in link, the token and the link as a QR code (SVG). */
+  pairing(): RemotePairing {
+    const url = this.pairingLink();
+    if (!url) throw new ConflictError(`Remote access is not running${this.error ? `: ${this.error}` : ''}; switch it on in Settings first`);
+    return { url, token: this.options.auth.token, qrSvg: qrToSvg(encodeQr(url)) };
   }
 
   /** A new token: every device is signed out and every open event stream closes. */

@@ -218,3 +218,22 @@ remote('a fuzz of hostile bodies never gives a 5xx or stops the server', async (
 });
 
 remote.run();
+
+const pairing = suite('remote pairing');
+
+pairing('the pairing offers the link, the token and a QR code of the link', async () => {
+  const port = await freePort();
+  const factory = await startTestFactory({ overrides: { remoteAccess: { enabled: true, port } } });
+  try {
+    const result = factory.remote.pairing();
+    assert.is(result.url, `http://127.0.0.1:${port}/pair?t=${result.token}`);
+    assert.match(result.qrSvg, /^<svg [^>]*viewBox="0 0 \d+ \d+"[^>]*>/);
+    assert.not.match(result.qrSvg, /<script|on\w+=/i);
+    await factory.api.saveSettings({ remoteAccess: { enabled: false } });
+    assert.throws(() => factory.remote.pairing(), /Remote access is not running/);
+  } finally {
+    await factory.close();
+  }
+});
+
+pairing.run();
