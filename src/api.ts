@@ -10,6 +10,7 @@ import type { Inbox } from './channels/inbox';
 import type { ConfigService } from './engine/config';
 import type { EventHub } from './engine/events';
 import type { RunService } from './engine/runs';
+import type { TriggerService } from './triggers/triggers';
 import type { ConfigFile } from './store/data-store';
 
 /** The desktop-only functions; present only in the desktop app. */
@@ -21,6 +22,7 @@ export interface Services {
   events: EventHub;
   runs: RunService;
   inbox: Inbox;
+  triggers: TriggerService;
   dataDir: string;
   version: string;
   platform: Platform;
@@ -37,7 +39,7 @@ export interface Services {
 export const snapshotInterval = 250;
 
 export function createApi(services: Services): FactoryApi & { close(): void } {
-  const { config, events, runs, inbox } = services;
+  const { config, events, runs, inbox, triggers } = services;
 
   function snapshot(): Snapshot {
     const current = config.current;
@@ -48,7 +50,7 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
       pipelines: current.pipelines,
       accounts: current.connections.map(({ token, ...connection }) => ({ ...connection, hasToken: Boolean(token) })),
       triggers: current.triggers,
-      triggerStates: {},
+      triggerStates: triggers.states(),
       harnesses: [],
       harnessStatus: {},
       channels: current.channels,
@@ -75,6 +77,7 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
     }, wait);
   }
   const unsubscribeConfig = config.subscribe((_previous: ConfigFile, _next: ConfigFile) => scheduleSnapshot());
+  const unsubscribeTriggers = triggers.subscribe(() => scheduleSnapshot());
 
   function desktopOnly<M extends keyof DesktopFunctions>(name: M): DesktopFunctions[M] {
     const implementation = services.desktop?.[name];
@@ -95,6 +98,7 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
     },
     close() {
       unsubscribeConfig();
+      unsubscribeTriggers();
       if (snapshotTimer) clearTimeout(snapshotTimer);
       snapshotTimer = undefined;
     },
@@ -127,11 +131,11 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
     saveConnection: async () => notYet('saveConnection'),
     deleteConnection: async () => notYet('deleteConnection'),
     testConnection: async () => notYet('testConnection'),
-    saveTrigger: async () => notYet('saveTrigger'),
-    deleteTrigger: async () => notYet('deleteTrigger'),
-    testTrigger: async () => notYet('testTrigger'),
-    pollTrigger: async () => notYet('pollTrigger'),
-    resetTrigger: async () => notYet('resetTrigger'),
+    saveTrigger: (trigger) => triggers.saveTrigger(trigger),
+    deleteTrigger: (id) => triggers.deleteTrigger(id),
+    testTrigger: (trigger) => triggers.testTrigger(trigger),
+    pollTrigger: (id) => triggers.pollTrigger(id),
+    resetTrigger: (id) => triggers.resetTrigger(id),
 
     // Harnesses and text generation
     saveHarness: async () => notYet('saveHarness'),
@@ -169,3 +173,24 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
   };
   return api;
 }
+
+/** One request to /hooks/<trigger-id>, as the webhook door hands it to the trigger service. */
+export interface WebhookDelivery {
+  /** The percent-decoded path segment; not checked to name a trigger (the trigger service answers 404). */
+  triggerId: string;
+  /** The raw body bytes, at most 2 MB (spec, Limits), for signatures over the exact bytes. */
+  body: Buffer;
+  /** Lower-cased names, one value each (repeated headers joined with `, `). */
+  headers: Record<string, string | undefined>;
+  /** The first value of each query parameter. */
+  query: Record<string, string>;
+}
+
+/** What the trigger service answers; the door sends it as JSON. */
+export interface WebhookAnswer {
+  status: 200 | 201 | 202 | 400 | 401 | 404 | 409;
+  body: Record<string, unknown>;
+}
+
+/** Answers one delivery; throwing is a bug, answered 500 `Internal error`. */
+export type WebhookReceiver = (delivery: WebhookDelivery) => Promise<WebhookAnswer>;

@@ -17,6 +17,9 @@ import { RunStore } from './store/run-store';
 import { RemoteAuth, type RemoteState } from './http/auth';
 import { RemoteAccess } from './http/remote';
 import { EventStreamHub } from './http/sse';
+import { WebhookServer } from './http/webhooks';
+import { genericWebhookProvider } from './triggers/generic';
+import { TriggerService } from './triggers/triggers';
 
 declare const FACTORY_VERSION: string;
 /** The application version, set at build time from package.json. */
@@ -68,19 +71,29 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     secrets: () => [auth.token, ...configSecrets(config.current)],
   });
   for (const problem of problems) console.warn(`Skipped a run: ${problem}`);
+  const triggers = await TriggerService.open({ store, config, runs, providers: { webhook: genericWebhookProvider } });
+  const webhooks = new WebhookServer({
+    receive: (delivery) => triggers.receive(delivery.triggerId, { body: delivery.body, headers: delivery.headers, query: delivery.query, receivedAt: Date.now() }),
+    onStartFailed: (message) => {
+      inbox.add({ kind: 'trigger.error', title: 'Trigger errors', body: `The webhook server failed to start: ${message}` }).catch(() => undefined);
+    },
+  });
   let remote: RemoteAccess | undefined;
   const api = createApi({
     config,
     events,
     runs,
     inbox,
+    triggers,
     dataDir: options.dataDir,
     version,
     platform: options.platform,
     desktop: options.desktop,
     remoteStatus: () => remote!.status(),
+    webhookStatus: () => ({ url: webhooks.url(), error: webhooks.error() }),
     applySettings: async (_previous, next) => {
       await remote!.apply(next.remoteAccess);
+      await webhooks.apply(next.webhookServer);
     },
   });
 
@@ -89,6 +102,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   for (const name of factoryEventNames) if (name !== 'navigate') api.on(name, (payload) => hub.publish(name, payload));
   remote = new RemoteAccess({ api, auth, hub, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [] });
   await remote.apply(config.settings.remoteAccess);
+  await webhooks.apply(config.settings.webhookServer);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -98,6 +112,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     stop() {
       stopping ??= (async () => {
         await remote!.stop();
+        await webhooks.stop();
         await runs.stop();
         api.close();
         await config.idle();

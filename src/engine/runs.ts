@@ -61,6 +61,8 @@ export class RunService {
   private logBuffer: LogLine[] = [];
   private logFlush: Promise<void> | undefined;
   private stopping = false;
+  /** Called with a run before it is deleted (the trigger service keeps its dedup key). */
+  private beforeDelete: ((run: Run) => Promise<void>) | undefined;
   private readonly now: () => number;
   private readonly runCommand: CommandRunner = (options) => runProcess(options);
 
@@ -106,6 +108,16 @@ export class RunService {
       if (matchesFilter(run, filter)) found.push(slimRun(run));
     }
     return found;
+  }
+
+  /** Every run, oldest first, as kept in memory (slim when finished). Treat as read-only. */
+  *allRuns(): Iterable<Run> {
+    for (const id of this.order) yield this.runs.get(id)!;
+  }
+
+  /** Installs the hook called before a run is deleted. */
+  onBeforeDelete(hook: (run: Run) => Promise<void>): void {
+    this.beforeDelete = hook;
   }
 
   /** The latest runs for the snapshot, slim. */
@@ -245,6 +257,7 @@ export class RunService {
   async deleteRun(id: unknown): Promise<void> {
     const run = this.requireRun(id);
     if (!isFinished(run.status)) throw new ConflictError(`Run \`${run.id}\` is ${run.status}; cancel it before deleting it`);
+    await this.beforeDelete?.(run);
     this.runs.delete(run.id);
     this.order = this.order.filter((candidate) => candidate !== run.id);
     this.options.batcher.forgetRun(run.id);

@@ -1,9 +1,11 @@
 // The data folder (DESIGN §5): where each file lives, and how it is read and written.
 // Everything that touches the data folder goes through here.
 
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Channel, Connection, HarnessDefinition, Pipeline, Project, Settings, TriggerConfig } from '../core/api';
+import { ValidationError, quote } from '../core/errors';
+import { isId } from '../core/ids';
 import { isPlainObject } from '../core/settings';
 import { removeStaleTempFiles } from './atomic';
 import { CorruptFileError, readJsonFile } from './json-file';
@@ -76,6 +78,27 @@ export class DataStore {
   /** Writes remote.json durably, readable by the owner only. */
   writeRemote(state: unknown): Promise<void> {
     return this.writer.write(join(this.dir, 'remote.json'), JSON.stringify(state) + '\n', { mode: 0o600 });
+  }
+
+  private triggerPath(triggerId: string): string {
+    if (!isId(triggerId, 'trg')) throw new ValidationError(`Not a trigger id: ${quote(triggerId)}`);
+    return join(this.dir, 'triggers', `${triggerId}.json`);
+  }
+
+  /** triggers/<id>.json: a trigger's state and dedup keys (undefined when there is none yet). */
+  readTriggerFile(triggerId: string): Promise<unknown> {
+    return readJsonFile<unknown>(this.triggerPath(triggerId));
+  }
+
+  /** Writes triggers/<id>.json durably (coalesced: the latest content wins). */
+  writeTriggerFile(triggerId: string, content: () => unknown): Promise<void> {
+    return this.writer.write(this.triggerPath(triggerId), () => JSON.stringify(content()) + '\n');
+  }
+
+  async deleteTriggerFile(triggerId: string): Promise<void> {
+    const path = this.triggerPath(triggerId);
+    await this.writer.flush();
+    await rm(path, { force: true });
   }
 
   /** A folder for a project that Factory made itself (the Demo project). */

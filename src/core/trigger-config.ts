@@ -1,0 +1,96 @@
+// Checking a trigger from any door (saveTrigger, testTrigger).
+
+import type { TriggerConfig, TriggerKind } from './api';
+import { ValidationError, quote, type ValidationIssue } from './errors';
+import { isId } from './ids';
+import { validateVariables } from './runs';
+import { isPlainObject } from './settings';
+
+export const triggerKinds: readonly TriggerKind[] = ['webhook', 'linear', 'jira', 'github'];
+export const defaultPollIntervalSec = 60;
+export const minimumPollIntervalSec = 15;
+
+export interface TriggerContext {
+  pipelineIds: readonly string[];
+  connectionIds: readonly string[];
+  /** Kinds this build can run; others are refused with a clear message. */
+  availableKinds: readonly TriggerKind[];
+}
+
+function readStringList(value: unknown, field: string, issues: ValidationIssue[]): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value) && value.length <= 100 && value.every((item) => typeof item === 'string' && item.length <= 200)) {
+    const items = value.map((item: string) => item.trim()).filter(Boolean);
+    return items.length > 0 ? items : undefined;
+  }
+  issues.push({ field, message: `must be a list of texts, not ${quote(value)}` });
+  return undefined;
+}
+
+/**
+ * Validates a trigger and returns a clean copy (unknown fields dropped). The id is kept when it
+ * looks like a trigger id; the caller decides whether it exists. A webhook secret that is not
+ * given stays undefined here: the caller fills a random one for a new generic webhook trigger.
+ */
+export function validateTrigger(input: unknown, context: TriggerContext): Omit<TriggerConfig, 'id'> & { id?: string } {
+  if (!isPlainObject(input)) throw new ValidationError(`A trigger must be an object, not ${quote(input)}`);
+  const issues: ValidationIssue[] = [];
+  const trigger: Omit<TriggerConfig, 'id'> & { id?: string } = { name: '', kind: 'webhook', enabled: true, pipelineId: '' };
+  if (input.id !== undefined && input.id !== null && input.id !== '') {
+    if (isId(input.id, 'trg')) trigger.id = input.id;
+    else issues.push({ field: 'id', message: `is not a trigger id: ${quote(input.id)}` });
+  }
+  if (typeof input.name === 'string' && input.name.trim() && input.name.trim().length <= 200) trigger.name = input.name.trim();
+  else issues.push({ field: 'name', message: 'a trigger needs a name (up to 200 characters)' });
+  if (!triggerKinds.includes(input.kind as TriggerKind)) {
+    issues.push({ field: 'kind', message: `must be one of ${triggerKinds.join(', ')}, not ${quote(input.kind)}` });
+  } else if (!context.availableKinds.includes(input.kind as TriggerKind)) {
+    issues.push({ field: 'kind', message: `${input.kind} triggers are not available in this version of Factory yet` });
+  } else {
+    trigger.kind = input.kind as TriggerKind;
+  }
+  if (input.enabled !== undefined) {
+    if (typeof input.enabled === 'boolean') trigger.enabled = input.enabled;
+    else issues.push({ field: 'enabled', message: `must be true or false, not ${quote(input.enabled)}` });
+  }
+  if (typeof input.pipelineId === 'string' && context.pipelineIds.includes(input.pipelineId)) trigger.pipelineId = input.pipelineId;
+  else issues.push({ field: 'pipelineId', message: `choose the pipeline the trigger runs (no pipeline ${quote(input.pipelineId)})` });
+  if (trigger.kind !== 'webhook') {
+    if (typeof input.connectionId === 'string' && context.connectionIds.includes(input.connectionId)) trigger.connectionId = input.connectionId;
+    else issues.push({ field: 'connectionId', message: `choose the account the trigger uses (no connection ${quote(input.connectionId)})` });
+  }
+  if (input.webhookSecret !== undefined && input.webhookSecret !== null) {
+    if (typeof input.webhookSecret === 'string' && input.webhookSecret.length <= 500 && !/[\r\n\0]/.test(input.webhookSecret)) trigger.webhookSecret = input.webhookSecret.trim();
+    else issues.push({ field: 'webhookSecret', message: 'must be text of up to 500 characters on one line' });
+  }
+  if (input.pollIntervalSec !== undefined && input.pollIntervalSec !== null) {
+    const value = input.pollIntervalSec;
+    if (Number.isInteger(value) && (value as number) >= minimumPollIntervalSec && (value as number) <= 86_400) trigger.pollIntervalSec = value as number;
+    else issues.push({ field: 'pollIntervalSec', message: `must be a whole number of seconds from ${minimumPollIntervalSec} to 86400, not ${quote(value)}` });
+  }
+  if (input.filter !== undefined && input.filter !== null) {
+    if (!isPlainObject(input.filter)) issues.push({ field: 'filter', message: `must be an object, not ${quote(input.filter)}` });
+    else {
+      const filter: NonNullable<TriggerConfig['filter']> = {};
+      for (const name of ['team', 'repo', 'query', 'assignee'] as const) {
+        const value = input.filter[name];
+        if (value === undefined || value === null || value === '') continue;
+        if (typeof value === 'string' && value.length <= 2000) filter[name] = value.trim();
+        else issues.push({ field: `filter.${name}`, message: `must be text, not ${quote(value)}` });
+      }
+      for (const name of ['labels', 'states'] as const) {
+        const list = readStringList(input.filter[name], `filter.${name}`, issues);
+        if (list) filter[name] = list;
+      }
+      if (Object.keys(filter).length > 0) trigger.filter = filter;
+    }
+  }
+  if (input.writeBack !== undefined && input.writeBack !== null) {
+    if (isPlainObject(input.writeBack) && typeof input.writeBack.comment === 'boolean') trigger.writeBack = { comment: input.writeBack.comment };
+    else issues.push({ field: 'writeBack', message: `must be { comment: true or false }, not ${quote(input.writeBack)}` });
+  }
+  const variables = validateVariables(input.variables, 'variables', issues);
+  if (Object.keys(variables).length > 0) trigger.variables = variables;
+  if (issues.length > 0) throw new ValidationError(issues, 'Trigger not saved:');
+  return trigger;
+}

@@ -1,0 +1,159 @@
+// The webhook server (spec section C): a separate door, off by default, that hands each
+// delivery to the trigger service and sends back what it answers.
+//
+//   GET  /health               {"ok": true}
+//   POST /hooks/<trigger-id>   the raw body (at most 2 MB) → the receiver → its status and JSON
+//   anything else              404 {"error":"not found"}
+//
+// No authentication here: the trigger service checks each trigger's secret or signature over the
+// raw bytes and answers 401, 404 or 409 itself.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { WebhookAnswer, WebhookDelivery, WebhookReceiver } from '../api';
+import type { ServerSettings } from '../core/api';
+import { errorMessage } from '../core/errors';
+import { readBody } from './body';
+import { NotFoundHttpError, sendJson } from './respond';
+import { createRouter, type Route } from './router';
+import { startHttpServer } from './server';
+
+/** Webhook request bodies: about 2 MB (spec, Limits); larger ones are answered 413 and dropped. */
+export const webhookBodyLimit = 2 * 1024 * 1024;
+
+/** The receiver threw instead of answering: a bug, answered 500 `Internal error` and logged with its cause. */
+export class WebhookReceiverError extends Error {
+  override name = 'WebhookReceiverError';
+  constructor(triggerId: string, cause: unknown) {
+    super(`The trigger service failed on a webhook for trigger ${triggerId}: ${errorMessage(cause)}`, { cause });
+  }
+}
+
+/** One value per header name (Node already lower-cases names; repeated `set-cookie` is joined). */
+function singleValueHeaders(request: IncomingMessage): Record<string, string | undefined> {
+  // fromEntries defines own properties, so a header named `__proto__` stays a plain entry.
+  return Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(', ') : value]));
+}
+
+/** The first value of each query parameter. */
+function firstQueryValues(url: URL): Record<string, string> {
+  const first = new Map<string, string>();
+  for (const [name, value] of url.searchParams) if (!first.has(name)) first.set(name, value);
+  return Object.fromEntries(first);
+}
+
+/**
+ * The request handler of the webhook server. Errors it throws (413 for a body over the limit,
+ * 404, a receiver that threw) are meant for sendError, startHttpServer's default funnel.
+ */
+export function createWebhookHandler(receive: WebhookReceiver): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  const routes: Route<undefined>[] = [
+    {
+      method: 'GET',
+      pattern: '/health',
+      handler(_request, response) {
+        sendJson(response, 200, { ok: true });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/hooks/:id',
+      trailingSlash: true,
+      async handler(request, response, params, _context, url) {
+        const triggerId = params.id!;
+        const body = await readBody(request, { limit: webhookBodyLimit });
+        const delivery: WebhookDelivery = { triggerId, body, headers: singleValueHeaders(request), query: firstQueryValues(url) };
+        let answer: WebhookAnswer;
+        try {
+          answer = await receive(delivery);
+        } catch (error) {
+          throw new WebhookReceiverError(triggerId, error);
+        }
+        sendJson(response, answer.status, answer.body);
+      },
+    },
+  ];
+  // Spec: any other request, another method on a known path included, is 404 `not found`.
+  const router = createRouter<undefined>(routes, () => {
+    throw new NotFoundHttpError('not found');
+  });
+  return (request, response) => router(request, response, undefined);
+}
+
+export interface WebhookServerOptions {
+  receive: WebhookReceiver;
+  /** Called when an enabled server cannot start, with error()'s text and the port; the app shows it as "Trigger errors". A throw is logged and ignored. */
+  onStartFailed?: (message: string, port: number) => void;
+}
+
+/** Starts, stops and restarts the webhook server as settings change, and reports its state. */
+export class WebhookServer {
+  private running: { close(): Promise<void>; settings: ServerSettings; url: string } | undefined;
+  private failure: string | undefined;
+  /** apply and stop run one at a time, so two quick saves never leave two servers listening. */
+  private queue: Promise<void> = Promise.resolve();
+  private readonly handler: ReturnType<typeof createWebhookHandler>;
+
+  constructor(private readonly options: WebhookServerOptions) {
+    this.handler = createWebhookHandler(options.receive);
+  }
+
+  /**
+   * Brings the server in line with the settings: started, stopped, or restarted on a new host or
+   * port (the same address keeps the running server). Never rejects: a server that cannot listen
+   * is reported by error() and onStartFailed, and the next apply tries again.
+   */
+  apply(settings: ServerSettings): Promise<void> {
+    return this.enqueue(async () => {
+      const current = this.running?.settings;
+      if (current && settings.enabled && current.host === settings.host && current.port === settings.port) return;
+      await this.close();
+      this.failure = undefined;
+      if (!settings.enabled) return;
+      try {
+        const server = await startHttpServer({ host: settings.host, port: settings.port, handler: this.handler });
+        this.running = { close: () => server.close(), settings: { ...settings }, url: server.url };
+      } catch (error) {
+        this.failure = errorMessage(error);
+        this.reportStartFailure(this.failure, settings.port);
+      }
+    });
+  }
+
+  /** Stops listening and drops open connections; error() is cleared. */
+  stop(): Promise<void> {
+    return this.enqueue(async () => {
+      await this.close();
+      this.failure = undefined;
+    });
+  }
+
+  /** The listening base URL (`http://127.0.0.1:7717`, the host as configured), or null when not running. */
+  url(): string | null {
+    return this.running?.url ?? null;
+  }
+
+  /** Why the server is not running although enabled (`Port 7717 on 127.0.0.1 is already in use`); undefined otherwise. */
+  error(): string | undefined {
+    return this.failure;
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(task);
+    this.queue = next.catch((error) => console.error('Webhook server: changing its state failed:', error));
+    return next;
+  }
+
+  private async close(): Promise<void> {
+    const running = this.running;
+    this.running = undefined;
+    await running?.close();
+  }
+
+  private reportStartFailure(message: string, port: number): void {
+    try {
+      this.options.onStartFailed?.(message, port);
+    } catch (error) {
+      console.error('Webhook server: reporting that it could not start failed:', error);
+    }
+  }
+}
