@@ -20,7 +20,7 @@ function once(): Promise<void> {
     const outgoing = request(url!, { method, agent, headers }, (response) => {
       response.resume();
       response.on('end', () => {
-        if (response.statusCode !== 200) errors++;
+        if ((response.statusCode ?? 0) >= 300) errors++;
         latencies.push(performance.now() - started);
         resolve();
       });
