@@ -10,6 +10,8 @@ import type { Inbox } from './channels/inbox';
 import type { ConfigService } from './engine/config';
 import type { EventHub } from './engine/events';
 import type { RunService } from './engine/runs';
+import type { Generator } from './harness/generate';
+import type { HarnessService } from './harness/harnesses';
 import type { TriggerService } from './triggers/triggers';
 import type { ConfigFile } from './store/data-store';
 
@@ -23,6 +25,8 @@ export interface Services {
   runs: RunService;
   inbox: Inbox;
   triggers: TriggerService;
+  harnesses: HarnessService;
+  generator: Generator;
   dataDir: string;
   version: string;
   platform: Platform;
@@ -38,8 +42,8 @@ export interface Services {
 /** Minimum time between two `snapshot` events (DESIGN §4: a burst of changes sends one). */
 export const snapshotInterval = 250;
 
-export function createApi(services: Services): FactoryApi & { close(): void } {
-  const { config, events, runs, inbox, triggers } = services;
+export function createApi(services: Services): FactoryApi & { close(): void; announceSnapshot(): void } {
+  const { config, events, runs, inbox, triggers, harnesses, generator } = services;
 
   function snapshot(): Snapshot {
     const current = config.current;
@@ -51,8 +55,8 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
       accounts: current.connections.map(({ token, ...connection }) => ({ ...connection, hasToken: Boolean(token) })),
       triggers: current.triggers,
       triggerStates: triggers.states(),
-      harnesses: [],
-      harnessStatus: {},
+      harnesses: harnesses.list(current),
+      harnessStatus: harnesses.status(),
       channels: current.channels,
       runs: runs.latestRuns(),
       inbox: inbox.latest(100),
@@ -91,11 +95,12 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
     throw new UnavailableError(`${name} is not available in this version of Factory yet`);
   }
 
-  const api: FactoryApi & { close(): void } = {
+  const api: FactoryApi & { close(): void; announceSnapshot(): void } = {
     platform: services.platform,
     on<E extends FactoryEventName>(event: E, callback: (payload: FactoryEvents[E]) => void) {
       return events.on(event, callback);
     },
+    announceSnapshot: scheduleSnapshot,
     close() {
       unsubscribeConfig();
       unsubscribeTriggers();
@@ -124,8 +129,8 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
     deletePipeline: (id) => config.deletePipeline(id),
     exportPipeline: async (id) => config.exportPipeline(id),
     importPipeline: (json) => config.importPipeline(json),
-    generatePipeline: async () => notYet('generatePipeline'),
-    cancelPipelineGeneration: async () => notYet('cancelPipelineGeneration'),
+    generatePipeline: (request) => generator.generatePipeline(request),
+    cancelPipelineGeneration: async () => generator.cancelPipelineGeneration(),
 
     // Accounts and triggers
     saveConnection: async () => notYet('saveConnection'),
@@ -138,14 +143,18 @@ export function createApi(services: Services): FactoryApi & { close(): void } {
     resetTrigger: (id) => triggers.resetTrigger(id),
 
     // Harnesses and text generation
-    saveHarness: async () => notYet('saveHarness'),
-    deleteHarness: async () => notYet('deleteHarness'),
-    setHarnessEnabled: async () => notYet('setHarnessEnabled'),
-    detectHarnesses: async () => notYet('detectHarnesses'),
-    listModels: async () => notYet('listModels'),
-    refreshModels: async () => notYet('refreshModels'),
-    generateText: async () => notYet('generateText'),
-    cancelGenerate: async () => notYet('cancelGenerate'),
+    saveHarness: (harness) => harnesses.saveHarness(harness),
+    deleteHarness: (id) => harnesses.deleteHarness(id),
+    setHarnessEnabled: (id, enabled) => harnesses.setHarnessEnabled(id, enabled),
+    async detectHarnesses() {
+      const status = await harnesses.detectHarnesses();
+      scheduleSnapshot();
+      return status;
+    },
+    listModels: (harness) => harnesses.listModels(harness),
+    refreshModels: (id) => harnesses.refreshModels(id),
+    generateText: (request) => generator.generateText(request),
+    cancelGenerate: async (requestId) => generator.cancelGenerate(requestId),
 
     // Channels and inbox
     saveChannel: async () => notYet('saveChannel'),

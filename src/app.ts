@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import type { FactoryApi, Platform } from './core/api';
 import { factoryEventNames } from './core/api';
+import { errorMessage } from './core/errors';
 import { createApi, type DesktopFunctions } from './api';
 import { Inbox } from './channels/inbox';
 import { EventBatcher } from './engine/batcher';
@@ -11,13 +12,17 @@ import { ConfigService } from './engine/config';
 import { EventHub } from './engine/events';
 import { RunService } from './engine/runs';
 import { createShellRunner } from './engine/shell-step';
-import { runApprovalStep, unavailableRunner } from './engine/steps';
+import { runApprovalStep } from './engine/steps';
 import { DataStore, type ConfigFile } from './store/data-store';
 import { RunStore } from './store/run-store';
 import { RemoteAuth, type RemoteState } from './http/auth';
 import { RemoteAccess } from './http/remote';
 import { EventStreamHub } from './http/sse';
 import { WebhookServer } from './http/webhooks';
+import { createAgentRunner } from './harness/agent-step';
+import { Generator } from './harness/generate';
+import { HarnessService } from './harness/harnesses';
+import { outputFormats } from './harness/parsers';
 import { genericWebhookProvider } from './triggers/generic';
 import { TriggerService } from './triggers/triggers';
 
@@ -56,6 +61,9 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const batcher = new EventBatcher(events);
   const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
   const auth = await RemoteAuth.open({ load: async () => (await store.readRemote()) as RemoteState | undefined, save: (state) => store.writeRemote(state) });
+  const harnesses = new HarnessService(config, outputFormats);
+  const findHarness = (id: string) => harnesses.list().find((harness) => harness.id === id);
+  const secrets = () => [auth.token, ...configSecrets(config.current)];
   const { service: runs, problems } = await RunService.open({
     store: new RunStore(options.dataDir, store.writer, store.appender),
     config,
@@ -65,10 +73,23 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     runners: {
       shell: createShellRunner(),
       approval: runApprovalStep,
-      agent: unavailableRunner('Agent steps are not available in this version of Factory yet'),
+      agent: createAgentRunner({
+        harness: findHarness,
+        resolveCommand: (definition) => harnesses.resolveCommand(definition),
+        defaultHarnessId: () => config.settings.defaultHarnessId,
+        stalled: (runId, stepId, message) => {
+          inbox.add({ kind: 'step.stalled', title: `Step ${stepId} may be stuck`, body: message, runId }).catch(() => undefined);
+        },
+      }),
     },
     worktreesDir: join(options.dataDir, 'worktrees'),
-    secrets: () => [auth.token, ...configSecrets(config.current)],
+    secrets,
+  });
+  const generator = new Generator({
+    harness: findHarness,
+    resolveCommand: (definition) => harnesses.resolveCommand(definition),
+    savePipeline: (json) => config.importPipeline(JSON.stringify(json)),
+    secrets,
   });
   for (const problem of problems) console.warn(`Skipped a run: ${problem}`);
   const triggers = await TriggerService.open({ store, config, runs, providers: { webhook: genericWebhookProvider } });
@@ -85,6 +106,8 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     runs,
     inbox,
     triggers,
+    harnesses,
+    generator,
     dataDir: options.dataDir,
     version,
     platform: options.platform,
@@ -103,6 +126,8 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   remote = new RemoteAccess({ api, auth, hub, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [] });
   await remote.apply(config.settings.remoteAccess);
   await webhooks.apply(config.settings.webhookServer);
+  // Which agent CLIs are installed: found in the background, announced with a snapshot.
+  harnesses.detectHarnesses().then(() => api.announceSnapshot(), (error) => console.warn(`Detecting agent CLIs failed: ${errorMessage(error)}`));
 
   let stopping: Promise<void> | undefined;
   return {

@@ -349,7 +349,8 @@ export type ChannelInput = Omit<Channel, 'id'> & { id?: string };
 export interface InboxItem {
   id: string;
   at: number;
-  kind: ChannelEvent | 'channel.error';
+  /** A channel event, a channel that could not deliver, or an agent step that printed nothing for its stall time. */
+  kind: ChannelEvent | 'channel.error' | 'step.stalled';
   title: string;
   body?: string;
   runId?: string;

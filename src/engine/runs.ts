@@ -368,6 +368,7 @@ export class RunService {
         const template = this.templateContext(run, project, run.workspace);
         const outcome: StepOutcome = await this.options.runners[step.kind]({
           runId: run.id, step, attempt, workspace: run.workspace, template, timeoutMs, signal,
+          defaults: { ...(pipeline.harnessId ? { harnessId: pipeline.harnessId } : {}), ...(pipeline.model ? { model: pipeline.model } : {}) },
           environment: buildStepEnvironment(this.baseEnvironment(), this.secrets()),
           secrets: this.secrets(),
           log: (line, stream) => this.log(run.id, step.id, attempt, line, stream),

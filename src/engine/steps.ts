@@ -9,6 +9,8 @@ export interface StepAttempt {
   step: Step;
   attempt: number;
   workspace: string;
+  /** The pipeline's defaults for agent steps. */
+  defaults?: { harnessId?: string; model?: string };
   /** Values for `{{ }}` placeholders: issue, vars, earlier steps, run, project, workspace. */
   template: TemplateContext;
   /** The environment before the step's own values (already free of Factory's secrets). */

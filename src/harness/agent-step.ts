@@ -1,0 +1,101 @@
+// Agent steps: a coding-agent CLI run in the workspace, in a process group of its own. The prompt
+// is a rendered template that reaches the CLI on stdin or as one argv element (never a shell);
+// the CLI's structured output becomes readable log lines, the final answer and the usage.
+
+import type { AgentStep, HarnessDefinition } from '../core/api';
+import { renderTemplate, stepEnvironment } from '../core/template';
+import { buildStepEnvironment } from '../engine/environment';
+import { runProcess, type ProcessResult, type RunProcessOptions } from '../engine/process';
+import { formatDuration, type StepOutcome, type StepRunner } from '../engine/steps';
+import { buildInvocation } from './invocation';
+import { createParser } from './parsers';
+
+export const defaultStallSec = 600;
+/** The final answer kept as the step's output, like a shell step's stdout (the tail). */
+export const maxOutputLength = 1024 * 1024;
+
+export interface AgentRunnerOptions {
+  /** The harness definition for an id (built-ins merged with the user's changes), or undefined. */
+  harness(id: string): HarnessDefinition | undefined;
+  /** The absolute path of the harness's command (PATH and the usual install folders), or undefined. */
+  resolveCommand(definition: HarnessDefinition): Promise<string | undefined>;
+  /** The harness used when neither the step nor its pipeline names one. */
+  defaultHarnessId(): string | undefined;
+  /** Called once when a step has printed nothing for its stall time (an inbox item). */
+  stalled(runId: string, stepId: string, message: string): void;
+  run?: (options: RunProcessOptions) => Promise<ProcessResult>;
+  now?: () => number;
+}
+
+export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
+  const run = options.run ?? runProcess;
+  const now = options.now ?? Date.now;
+  return async (attempt) => {
+    const step = attempt.step as AgentStep;
+    const harnessId = step.harnessId ?? attempt.defaults?.harnessId ?? options.defaultHarnessId() ?? 'claude';
+    const definition = options.harness(harnessId);
+    if (!definition) return { status: 'failed', error: `No harness \`${harnessId}\`: choose one in the step or the pipeline` };
+    if (!definition.enabled) return { status: 'failed', error: `The harness ${definition.name} is switched off in Harnesses` };
+    const prompt = renderTemplate(step.prompt, attempt.template);
+    const systemPrompt = step.systemPrompt ? renderTemplate(step.systemPrompt, attempt.template) : undefined;
+    attempt.record({ prompt, ...(systemPrompt ? { systemPrompt } : {}) });
+    const model = step.model ?? attempt.defaults?.model ?? '';
+    const invocation = buildInvocation(definition, { prompt, systemPrompt, model });
+    const environment = buildStepEnvironment({}, attempt.secrets, attempt.environment, stepEnvironment(attempt.template), definition.env);
+    const parser = createParser(definition.output);
+    const commandPath = await options.resolveCommand(definition);
+    if (!commandPath) return { status: 'failed', error: `${definition.name} is not installed: \`${definition.command}\` was not found on PATH or in the usual folders` };
+
+    attempt.log(`$ ${[invocation.command, ...invocation.args.map((arg) => (arg === prompt ? '<prompt>' : arg))].join(' ')}`, 'info');
+    const stallMs = (step.stallSec ?? defaultStallSec) * 1000;
+    let lastOutputAt = now();
+    let stallReported = false;
+    const stallCheck = setInterval(() => {
+      if (stallReported || now() - lastOutputAt < stallMs) return;
+      stallReported = true;
+      const message = `No output for ${formatDuration(now() - lastOutputAt)}: the agent may be stuck (it is stopped after its timeout of ${formatDuration(attempt.timeoutMs)})`;
+      attempt.log(message, 'info');
+      options.stalled(attempt.runId, step.id, message);
+    }, Math.max(50, Math.min(stallMs / 4, 15_000)));
+
+    let lastErrorLine: string | undefined;
+    let result: ProcessResult;
+    try {
+      result = await run({
+        command: commandPath,
+        args: invocation.args,
+        ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
+        cwd: attempt.workspace,
+        env: environment,
+        timeoutMs: attempt.timeoutMs,
+        signal: attempt.signal,
+        outputLimit: 1,
+        onLine: (line, stream) => {
+          lastOutputAt = now();
+          if (stream === 'err') {
+            if (line.trim()) lastErrorLine = line.trim().slice(0, 300);
+            attempt.log(line, 'err');
+            return;
+          }
+          for (const parsed of parser.push(line)) attempt.log(parsed.text, parsed.stream);
+        },
+      });
+    } finally {
+      clearInterval(stallCheck);
+    }
+    const parsed = parser.finish();
+    const usage = parsed.usage && Object.keys(parsed.usage).length > 0 ? { usage: parsed.usage } : {};
+    const output = parsed.output.length > maxOutputLength ? parsed.output.slice(-maxOutputLength) : parsed.output;
+    let outcome: StepOutcome;
+    if (result.spawnError) outcome = { status: 'failed', error: `${definition.name}: ${result.spawnError}` };
+    else if (result.cancelled) outcome = { status: 'cancelled' };
+    else if (result.timedOut) outcome = { status: 'failed', output, ...usage, error: `Timed out after ${formatDuration(attempt.timeoutMs)}` };
+    else if (result.exitCode !== 0) {
+      const reason = parsed.error ?? lastErrorLine ?? (result.exitCode === null ? `killed by ${result.signal}` : `exited with code ${result.exitCode}`);
+      outcome = { status: 'failed', output, ...usage, ...(result.exitCode !== null ? { exitCode: result.exitCode } : {}), error: `${definition.name} failed: ${reason}` };
+    } else if (parsed.error) outcome = { status: 'failed', output, ...usage, exitCode: 0, error: `${definition.name} reported an error: ${parsed.error}` };
+    else outcome = { status: 'succeeded', output, ...usage, exitCode: 0 };
+    attempt.log(`${outcome.status === 'succeeded' ? 'Succeeded' : outcome.status === 'cancelled' ? 'Cancelled' : 'error' in outcome ? outcome.error : 'Failed'} in ${formatDuration(result.durationMs)}`, 'info');
+    return outcome;
+  };
+}

@@ -1,0 +1,104 @@
+// Turns a harness definition and one request (prompt, system prompt, model) into the exact argv of
+// the CLI (DESIGN §4). There is no shell anywhere: each args element is rendered on its own and
+// stays one argv element, and values are inserted once, never re-read as templates.
+
+import type { HarnessDefinition } from '../core/api';
+import { ValidationError, quote } from '../core/errors';
+
+/** The placeholders args may use; anything else in `{{ }}` is refused when a harness is saved. */
+export const harnessPlaceholders = ['prompt', 'model', 'systemPrompt'] as const;
+/** Matches one placeholder of args; the names are those of harnessPlaceholders, nothing else. */
+export const placeholderPattern = /\{\{(prompt|model|systemPrompt)\}\}/g;
+/** The args element that stands for the prompt when it goes as an argument. */
+export const promptElement = '{{prompt}}';
+
+export interface InvocationRequest {
+  prompt: string;
+  systemPrompt?: string;
+  model?: string;
+}
+
+export interface Invocation {
+  command: string;
+  args: string[];
+  /** The prompt, for a harness that reads it from stdin; absent for 'arg'. */
+  stdin?: string;
+}
+
+/**
+ * Builds the command line for one request.
+ *
+ * - `{{model}}` and `{{systemPrompt}}` are replaced in each element separately. An element that
+ *   uses them and renders empty is dropped, and when it was exactly the placeholder the flag just
+ *   before it (`--model`) goes too: an empty model means the CLI's own default.
+ * - A value starting with `-` after a long flag is joined to it (`--append-system-prompt=-x`) so
+ *   the CLI cannot read it as a flag of its own.
+ * - promptVia 'stdin': the prompt is `stdin`. promptVia 'arg': the prompt replaces the `{{prompt}}`
+ *   element verbatim; when it starts with `-` and args do not already put `--` before it, `--` is
+ *   inserted, since a prompt read as a flag would be worse than a stray `--` for any CLI.
+ *
+ * Throws ValidationError for a value containing NUL (argv cannot carry it), a model starting with
+ * `-` after a short flag, or an 'arg' definition without its `{{prompt}}` element.
+ */
+export function buildInvocation(
+  definition: Pick<HarnessDefinition, 'command' | 'args' | 'promptVia'>,
+  request: InvocationRequest,
+): Invocation {
+  const values: Record<string, string> = {
+    model: checkValue('model', request.model ?? ''),
+    systemPrompt: checkValue('systemPrompt', request.systemPrompt ?? ''),
+  };
+  const prompt = request.prompt;
+  if (definition.promptVia === 'arg') checkValue('prompt', prompt);
+
+  const args: string[] = [];
+  let previousIsLiteralFlag = false;
+  let promptPlaced = false;
+  for (const element of definition.args) {
+    // The prompt as one argv element, never rendered.
+    if (element === promptElement && definition.promptVia === 'arg') {
+      if (prompt.startsWith('-') && args.at(-1) !== '--') args.push('--');
+      args.push(prompt);
+      promptPlaced = true;
+      previousIsLiteralFlag = false;
+      continue;
+    }
+    const names = [...element.matchAll(placeholderPattern)].map((match) => match[1]!);
+    if (names.length === 0) {
+      args.push(element);
+      previousIsLiteralFlag = element.startsWith('-') && element !== '--' && element !== '-';
+      continue;
+    }
+    const rendered = element.replace(placeholderPattern, (_, name: string) => values[name] ?? '');
+    const isWholePlaceholder = names.length === 1 && element === `{{${names[0]}}}`;
+    // An optional value left empty: drop it, and its flag when it is the flag's value.
+    if (names.every((name) => !values[name])) {
+      if (isWholePlaceholder && previousIsLiteralFlag) args.pop();
+      previousIsLiteralFlag = false;
+      continue;
+    }
+    // A value that looks like a flag: joined to its long flag, refused after a short one.
+    if (isWholePlaceholder && previousIsLiteralFlag && rendered.startsWith('-')) {
+      const flag = args.at(-1)!;
+      if (!flag.startsWith('--')) {
+        throw new ValidationError([{ field: names[0]!, message: `${quote(rendered)} starts with \`-\` and would be read as a flag after \`${flag}\`` }]);
+      }
+      args[args.length - 1] = `${flag}=${rendered}`;
+    } else {
+      args.push(rendered);
+    }
+    previousIsLiteralFlag = false;
+  }
+
+  if (definition.promptVia === 'arg') {
+    if (!promptPlaced) throw new ValidationError([{ field: 'args', message: `promptVia 'arg' needs a \`${promptElement}\` element in ${quote(definition.args)}` }]);
+    return { command: definition.command, args };
+  }
+  return { command: definition.command, args, stdin: prompt };
+}
+
+function checkValue(field: string, value: string): string {
+  if (typeof value !== 'string') throw new ValidationError([{ field, message: `must be text, not ${quote(value)}` }]);
+  if (value.includes('\0')) throw new ValidationError([{ field, message: `contains a NUL character, which a command line cannot carry: ${quote(value)}` }]);
+  return value;
+}

@@ -1,0 +1,25 @@
+// The one interface every structured-output parser implements: coding-agent CLI stdout in, readable
+// log lines and a final answer out.
+import type { StepUsage } from '../../core/api';
+
+/** A readable log line: assistant text, a tool call or result, an error, or a short session note. */
+export interface ParsedLine {
+  text: string;
+  stream: 'out' | 'err' | 'info';
+}
+
+/** What a finished agent process produced: its final answer, the usage it reported, and the error it reported. */
+export interface ParseResult {
+  output: string;
+  /** Only the figures the CLI reported; absent when it reported none. */
+  usage?: StepUsage;
+  /** The message of an error the CLI reported itself (an error result, a failed turn, an error event). */
+  error?: string;
+}
+
+export interface OutputParser {
+  /** One line of the CLI's stdout (without its line feed); returns the readable log lines it stands for (maybe none). Never throws: a malformed line becomes a plain 'out' line. */
+  push(line: string): ParsedLine[];
+  /** After the process ended: the final answer, usage and an error the CLI reported. Calling it twice gives the same answer. */
+  finish(): ParseResult;
+}
