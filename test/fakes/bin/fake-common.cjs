@@ -1,0 +1,161 @@
+// Shared run-mode engine of the fake coding-agent CLIs in this folder (not a CLI itself).
+// Each fake describes its CLI's real output format (PROVIDERS.md §4) as a `format` object; `runSession`
+// plays a short agent session in that format, shaped by FAKE_MODE:
+//   (unset)  init, an assistant text, one `ls` tool call and its result, `Done: <prompt…>`, usage; exit 0
+//   error    the CLI's real error shape; exit 1
+//   slow     like default, FAKE_SLOW_MS (200) between lines
+//   silent   init, then nothing for FAKE_SILENT_MS (1500), then like default
+//   hang     starts a child `sleep 300` (pid on stderr as `child-pid <n>`), prints init, never exits
+//   flood    init, FAKE_FLOOD_LINES (200000) assistant-text events of ~100 characters, then like default
+//   garbage  like default with non-JSON lines (`not json`, `{"half":`, binary bytes) between the lines
+//   json     a text-only session (no tool call) whose final answer is FAKE_ANSWER
+// Every mode that finishes also writes `agent-was-here.txt` (the prompt) into the working folder,
+// unless FAKE_NO_WRITE=1.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const { spawn } = require('child_process');
+const { randomUUID } = require('crypto');
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function envNumber(name, fallback) {
+  const value = Number(process.env[name]);
+  return process.env[name] !== undefined && process.env[name] !== '' && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+/** The value after the first of `names` in `args` (`--flag value` or `--flag=value`), else undefined. */
+function flagValue(args, names) {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--') break;
+    for (const name of names) {
+      if (args[i] === name && i + 1 < args.length) return args[i + 1];
+      if (args[i].startsWith(name + '=')) return args[i].slice(name.length + 1);
+    }
+  }
+  return undefined;
+}
+
+/** The positional arguments: not flags, not values of `valueFlags`; everything after `--`. */
+function positionals(args, valueFlags) {
+  const found = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--') return found.concat(args.slice(i + 1));
+    if (valueFlags.includes(arg)) i++;
+    else if (!arg.startsWith('-') || arg === '-') found.push(arg);
+  }
+  return found;
+}
+
+/** One output line: an object becomes a JSON line, a Buffer or string is written as it is. */
+function encode(line) {
+  if (Buffer.isBuffer(line)) return line;
+  return typeof line === 'string' ? line : JSON.stringify(line) + '\n';
+}
+
+async function write(stream, line) {
+  if (!stream.write(encode(line))) await new Promise((resolve) => stream.once('drain', resolve));
+}
+
+const garbageLines = [
+  'not json\n',
+  '{"half":\n',
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x1a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0xff, 0xfe, 0x01, 0x7f, 0x0a]),
+  '\u001b[31mWARN\u001b[0m progress ▒▒▒▒░░ 42%\n',
+];
+
+const floodFiller = 'The quick brown fox jumps over the lazy dog while the agent streams a very long answer. ';
+
+/** A ~100-character text for flood event `i`. */
+function floodText(i) {
+  const head = `Flood ${i}: `;
+  return (head + floodFiller.repeat(2)).slice(0, 100);
+}
+
+/** The `ls` output of the working folder, as a shell would print it. */
+function listing(cwd) {
+  try {
+    return fs.readdirSync(cwd).sort().join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** Starts `sleep 300` as a child in this process group; `sleep` may not be on a test's PATH. */
+function startSleeper() {
+  const sleepBin = ['/bin/sleep', '/usr/bin/sleep'].find((file) => fs.existsSync(file));
+  const child = sleepBin
+    ? spawn(sleepBin, ['300'], { stdio: 'ignore' })
+    : spawn(process.execPath, ['-e', 'setTimeout(() => {}, 300000)'], { stdio: 'ignore' });
+  child.on('error', () => {});
+  return child;
+}
+
+/**
+ * Plays one session of `format`:
+ *   init(ctx)            lines printed first (the CLI's init/system line; may be empty)
+ *   body(ctx)            the rest of a successful session; ctx.tools says whether to use the tool
+ *   flood(ctx, i, text)  one assistant-text event
+ *   error(ctx)           { lines, stderr } of a failed run
+ */
+async function runSession(format, prompt) {
+  const mode = process.env.FAKE_MODE || 'default';
+  // A reader that goes away (EPIPE) ends the run quietly, as the real CLIs do on SIGPIPE.
+  process.stdout.on('error', () => process.exit(process.exitCode || 0));
+  const cwd = process.cwd();
+  const ctx = {
+    prompt: String(prompt ?? ''),
+    cwd,
+    sessionId: randomUUID(),
+    started: Date.now(),
+    tools: mode !== 'json',
+    answer: mode === 'json' ? process.env.FAKE_ANSWER ?? '' : 'Done: ' + String(prompt ?? '').slice(0, 60).trimEnd(),
+    intro: "I'll list the files in the workspace first.",
+    listing: '',
+    elapsed() {
+      return Math.max(1, Date.now() - this.started);
+    },
+  };
+  const out = process.stdout;
+
+  if (mode === 'error') {
+    const failure = format.error(ctx);
+    for (const line of failure.lines || []) await write(out, line);
+    if (failure.stderr) process.stderr.write(failure.stderr + '\n');
+    process.exitCode = 1;
+    return;
+  }
+
+  if (mode === 'hang') {
+    const child = startSleeper();
+    process.stderr.write(`child-pid ${child.pid}\n`);
+    for (const line of format.init(ctx)) await write(out, line);
+    setInterval(() => {}, 60_000);
+    return;
+  }
+
+  if (process.env.FAKE_NO_WRITE !== '1') fs.writeFileSync(path.join(cwd, 'agent-was-here.txt'), ctx.prompt);
+  ctx.listing = listing(cwd);
+
+  const init = format.init(ctx);
+  for (const line of init) await write(out, line);
+  if (mode === 'silent') await sleep(envNumber('FAKE_SILENT_MS', 1500));
+  if (mode === 'flood') {
+    const count = envNumber('FAKE_FLOOD_LINES', 200000);
+    for (let i = 1; i <= count; i++) await write(out, format.flood(ctx, i, floodText(i)));
+  }
+  const delay = mode === 'slow' ? envNumber('FAKE_SLOW_MS', 200) : 0;
+  const body = format.body(ctx);
+  let g = 0;
+  for (let i = 0; i < body.length; i++) {
+    if (mode === 'garbage') await write(out, garbageLines[g++ % garbageLines.length]);
+    if (delay > 0 && (i > 0 || init.length > 0)) await sleep(delay);
+    await write(out, body[i]);
+  }
+  if (mode === 'garbage') await write(out, garbageLines[g++ % garbageLines.length]);
+  process.exitCode = 0;
+}
+
+module.exports = { runSession, flagValue, positionals, uuid: randomUUID };
