@@ -26,16 +26,21 @@ export class CorruptFileError extends FactoryError {
  * validated: `T` is the caller's claim.
  */
 export async function readJsonFile<T>(path: string): Promise<T | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const text = await readTextFile(path);
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as T;
   } catch (error) {
     throw new CorruptFileError(path, error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A file's text (UTF-8), or undefined when it does not exist; other errors are thrown as they are. */
+export async function readTextFile(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
 }

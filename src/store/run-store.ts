@@ -4,7 +4,7 @@
 // Every id, step id and attempt is checked before it becomes part of a path.
 
 import { readFile as readFileWithCallback } from 'node:fs';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { LogLine, Run, RunStatus } from '../core/api';
@@ -12,7 +12,7 @@ import { ValidationError, errorMessage, quote } from '../core/errors';
 import { isId } from '../core/ids';
 import { isPlainObject } from '../core/settings';
 import { removeStaleTempFiles } from './atomic';
-import { CorruptFileError } from './json-file';
+import { CorruptFileError, readTextFile } from './json-file';
 import { readJsonLinesReport, type JsonlAppender } from './jsonl';
 import type { FileWriter } from './writer';
 
@@ -143,13 +143,8 @@ export class RunStore {
   async read(id: string): Promise<Run | undefined> {
     if (!isId(id, 'run') || this.#deleted.has(id)) return undefined;
     const path = this.#runFile(id);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
+    const text = await readTextFile(path);
+    if (text === undefined) return undefined;
     const outcome = parseRun(id, text);
     if (typeof outcome === 'string') throw new CorruptFileError(path, outcome);
     return outcome;

@@ -1,6 +1,6 @@
 // Ports and plain HTTP requests for tests.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 
 /** A port that was free a moment ago on 127.0.0.1. */
 export function freePort(): Promise<number> {
@@ -36,4 +36,21 @@ export function send(url: string, options: { method?: string; headers?: Record<s
     request.on('error', reject);
     request.end(options.body);
   });
+}
+
+/** A raw connection to `port` collecting everything the server sends, until it closes the connection. */
+export function rawConnection(port: number): { socket: Socket; received: () => string; closed: Promise<void> } {
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+  socket.on('error', () => undefined); // EPIPE / ECONNRESET once the server hangs up
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return { socket, received: () => text, closed };
+}
+
+/** `promise`, or a rejection naming `what` after `ms`. */
+export function withTimeout<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultBodyLimit, readBody, readJson, RequestAbortedError } from '../../src/http/body';
 import { PayloadTooLargeError, sendError, sendJson } from '../../src/http/respond';
 import { startHttpServer, type RunningHttpServer } from '../../src/http/server';
+import { rawConnection, withTimeout } from '../helpers/net';
 import { waitFor } from '../helpers/temp';
 
 const body = suite('body');
@@ -41,21 +41,6 @@ body.before.each(() => {
   outcomes.length = 0;
 });
 
-/** A raw connection collecting everything the server sends, until it closes the connection. */
-function rawConnection(): { socket: Socket; received: () => string; closed: Promise<void> } {
-  const socket = connect(port, '127.0.0.1');
-  let text = '';
-  socket.on('data', (chunk) => (text += chunk.toString('latin1')));
-  socket.on('error', () => undefined); // EPIPE / ECONNRESET once the server hangs up
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  return { socket, received: () => text, closed };
-}
-
-function withTimeout<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 body('accepts a body of exactly the limit', async () => {
   const response = await fetch(server.url + '/raw', { method: 'POST', body: Buffer.alloc(defaultBodyLimit, 1) });
@@ -64,7 +49,7 @@ body('accepts a body of exactly the limit', async () => {
 });
 
 body('accepts a chunked body of exactly the limit', async () => {
-  const { socket, received, closed } = rawConnection();
+  const { socket, received, closed } = rawConnection(port);
   socket.write('POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n');
   const piece = Buffer.alloc(64 * 1024, 1);
   for (let sent = 0; sent < defaultBodyLimit; sent += piece.length) socket.write(`${piece.length.toString(16)}\r\n`), socket.write(piece), socket.write('\r\n');
@@ -75,7 +60,7 @@ body('accepts a chunked body of exactly the limit', async () => {
 });
 
 body('refuses a declared Content-Length of one byte over the limit before reading, and closes the connection', async () => {
-  const { socket, received, closed } = rawConnection();
+  const { socket, received, closed } = rawConnection(port);
   socket.write(`POST /raw HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${defaultBodyLimit + 1}\r\n\r\n`);
   await withTimeout(closed, 'the server to close the connection');
   const text = received();
@@ -86,7 +71,7 @@ body('refuses a declared Content-Length of one byte over the limit before readin
 });
 
 body('refuses a body one byte over the limit with Content-Length, sent whole', async () => {
-  const { socket, received, closed } = rawConnection();
+  const { socket, received, closed } = rawConnection(port);
   socket.write(`POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: ${defaultBodyLimit + 1}\r\n\r\n`);
   socket.write(Buffer.alloc(defaultBodyLimit + 1, 1));
   await withTimeout(closed, 'the server to close the connection');
@@ -97,7 +82,7 @@ body('refuses a body one byte over the limit with Content-Length, sent whole', a
 
 body('stops a 50 MB chunked upload early, without buffering it', async () => {
   const before = process.memoryUsage();
-  const { socket, received, closed } = rawConnection();
+  const { socket, received, closed } = rawConnection(port);
   let open = true;
   closed.then(() => (open = false));
   socket.write('POST /raw HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
@@ -120,7 +105,7 @@ body('stops a 50 MB chunked upload early, without buffering it', async () => {
 });
 
 body('an upload the client abandons midway rejects without crashing the server', async () => {
-  const { socket, closed } = rawConnection();
+  const { socket, closed } = rawConnection(port);
   socket.write('POST /raw HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nonly part of it');
   await waitFor(() => socket.bytesWritten > 0 && server.server.listening);
   await new Promise((resolve) => setTimeout(resolve, 50));

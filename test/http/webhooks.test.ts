@@ -1,10 +1,10 @@
 // The webhook server end to end: a real server on a free port, real requests, a fake receiver.
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { WebhookAnswer, WebhookDelivery } from '../../src/api';
 import { WebhookServer, webhookBodyLimit } from '../../src/http/webhooks';
-import { freePort, send } from '../helpers/net';
+import { freePort, rawConnection, send, withTimeout } from '../helpers/net';
 
 const webhooks = suite('webhooks');
 
@@ -33,21 +33,6 @@ webhooks.before.each(() => {
   answerWith = () => ({ status: 201, body: { issue: 'K-1', created: true } });
 });
 
-/** A raw connection to `atPort` collecting everything the server sends, until it closes the connection. */
-function rawConnection(atPort = port): { socket: Socket; received: () => string; closed: Promise<void> } {
-  const socket = connect(atPort, '127.0.0.1');
-  let text = '';
-  socket.on('data', (chunk) => (text += chunk.toString('latin1')));
-  socket.on('error', () => undefined); // EPIPE / ECONNRESET once the server hangs up
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  return { socket, received: () => text, closed };
-}
-
-function withTimeout<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** The error a request to a port nobody listens on fails with. */
 async function refusal(url: string): Promise<string | undefined> {
@@ -121,7 +106,7 @@ webhooks('the delivery carries the exact raw bytes, lower-cased headers and the 
 });
 
 webhooks('a repeated header arrives as one value', async () => {
-  const { socket, closed } = rawConnection();
+  const { socket, closed } = rawConnection(port);
   socket.end('POST /hooks/trg_1 HTTP/1.1\r\nHost: x\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Tag: one\r\nX-Tag: two\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   await withTimeout(closed, 'the answer');
   assert.is(deliveries[0]?.headers['set-cookie'], 'a=1, b=2');
@@ -153,7 +138,7 @@ webhooks('a body of exactly 2 MB is delivered, with Content-Length', async () =>
 });
 
 webhooks('a body of exactly 2 MB is delivered, chunked', async () => {
-  const { socket, received, closed } = rawConnection();
+  const { socket, received, closed } = rawConnection(port);
   socket.write('POST /hooks/trg_big HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n');
   const piece = Buffer.alloc(64 * 1024, 2);
   for (let sent = 0; sent < webhookBodyLimit; sent += piece.length) socket.write(Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]));
@@ -164,7 +149,7 @@ webhooks('a body of exactly 2 MB is delivered, chunked', async () => {
 });
 
 webhooks('a declared Content-Length of 2 MB + 1 is answered 413 before the body is read, and the connection closes', async () => {
-  const { socket, received, closed } = rawConnection();
+  const { socket, received, closed } = rawConnection(port);
   socket.write(`POST /hooks/trg_big HTTP/1.1\r\nHost: x\r\nContent-Length: ${webhookBodyLimit + 1}\r\n\r\n`);
   await withTimeout(closed, 'the server to close the connection');
   assert.match(received(), /^HTTP\/1\.1 413 /);
@@ -174,7 +159,7 @@ webhooks('a declared Content-Length of 2 MB + 1 is answered 413 before the body 
 });
 
 webhooks('a chunked body of 2 MB + 1 is answered 413, and the connection closes', async () => {
-  const { socket, received, closed } = rawConnection();
+  const { socket, received, closed } = rawConnection(port);
   // One chunk of limit + 1 bytes, without its closing CRLF: the server has read all we sent when it answers.
   socket.write(`POST /hooks/trg_big HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${(webhookBodyLimit + 1).toString(16)}\r\n`);
   socket.write(Buffer.alloc(webhookBodyLimit + 1, 3));
@@ -187,7 +172,7 @@ webhooks('a chunked body of 2 MB + 1 is answered 413, and the connection closes'
 webhooks('a 50 MB chunked upload is cut off early, and the heap does not grow with it', async () => {
   const memory = () => { const usage = process.memoryUsage(); return usage.heapUsed + usage.arrayBuffers; };
   const before = memory();
-  const { socket, received, closed } = rawConnection();
+  const { socket, received, closed } = rawConnection(port);
   let open = true;
   void closed.then(() => (open = false));
   socket.write('POST /hooks/trg_huge HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
