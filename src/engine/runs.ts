@@ -173,7 +173,7 @@ export class RunService {
       steps: pipeline.steps.map((step): StepRun => ({ id: step.id, name: step.name, kind: step.kind, status: 'pending', attempt: 0 })),
       pipeline: structuredClone(pipeline),
     };
-    await this.options.store.save(run);
+    await this.options.store.create(run);
     this.runs.set(run.id, run);
     this.order.push(run.id);
     this.changed(run);
@@ -216,11 +216,14 @@ export class RunService {
     const run = this.requireRun(id);
     if (isFinished(run.status)) throw new ConflictError(`Run \`${run.id}\` is already ${run.status}; only queued, running or waiting runs can be cancelled`);
     const active = this.active.get(run.id);
-    if (active) {
+    if (active && run.status === 'running') {
       active.controller.abort();
       await active.done;
       return;
     }
+    // A run that just began to wait may still be writing that down: let it finish first.
+    if (active) await active.done;
+    if (isFinished(run.status)) return;
     for (const step of run.steps) if (step.status === 'waiting') Object.assign(step, { status: 'cancelled', finishedAt: this.now() });
     await this.finish(run, 'cancelled');
   }
@@ -319,16 +322,18 @@ export class RunService {
     run.status = 'running';
     run.startedAt ??= this.now();
     this.changed(run);
-    const done = this.drive(run, controller.signal)
+    const entry: ActiveRun = { controller, done: Promise.resolve() };
+    entry.done = this.drive(run, controller.signal)
       .catch(async (error) => {
         console.error(`Run ${run.id} failed unexpectedly:`, error);
         await this.finish(run, 'failed', `Internal error: ${errorMessage(error)}`).catch(() => undefined);
       })
       .finally(() => {
-        this.active.delete(run.id);
+        // An approved run may already be driven again by a newer entry: remove only our own.
+        if (this.active.get(run.id) === entry) this.active.delete(run.id);
         this.pump();
       });
-    this.active.set(run.id, { controller, done });
+    this.active.set(run.id, entry);
   }
 
   /** Runs the workspace setup (first time only) and the pending steps, in order. */

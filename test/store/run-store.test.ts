@@ -229,7 +229,7 @@ runStore('saves and appends that arrive after delete do not bring the folder bac
   await store.flush();
   await appender.flush();
   assert.not.ok(await exists(runFolder(id)));
-  assert.equal(await fs.readdir(join(dataDir, 'runs')), []);
+  assert.equal((await fs.readdir(join(dataDir, 'runs'))).filter((name) => !name.startsWith('journal-')), [], 'only the journal, holding the deletion');
 });
 
 runStore('delete waits for a save that is still being written', async () => {
@@ -387,6 +387,47 @@ runStore('a corrupt run.json read directly throws CorruptFileError', async () =>
   await fs.writeFile(join(runFolder(id), 'run.json'), JSON.stringify({ ...makeRun(id), status: 'bogus' }));
   const error = await rejects(store.read(id), /not a run \(status is `bogus`\)/);
   assert.instance(error, CorruptFileError);
+});
+
+runStore('create makes a run durable through the journal; a run whose run.json never landed comes back from it', async () => {
+  const store = makeStore();
+  const run = makeRun();
+  await store.create(run);
+  await store.flush();
+  // A crash right after the journal write: the run.json is not there yet.
+  await fs.rm(join(dataDir, 'runs', run.id), { recursive: true, force: true });
+  const reopened = makeStore();
+  const { runs, problems } = await reopened.loadAll();
+  assert.equal(runs.map((candidate) => candidate.id), [run.id]);
+  assert.equal(problems, []);
+  assert.equal(await reopened.read(run.id), run, 'its run.json is written again');
+  const leftovers = (await fs.readdir(join(dataDir, 'runs'))).filter((name) => name.startsWith('journal-'));
+  assert.equal(leftovers, [], 'the old journal is gone once its runs are on disk');
+});
+
+runStore('a deleted run does not come back from the journal, even if its folder survived a crash', async () => {
+  const store = makeStore();
+  const kept = makeRun();
+  const deleted = makeRun();
+  await store.create(kept);
+  await store.create(deleted);
+  await store.flush();
+  const copy = join(root, 'copy');
+  await fs.cp(join(dataDir, 'runs', deleted.id), copy, { recursive: true });
+  await store.delete(deleted.id);
+  await fs.cp(copy, join(dataDir, 'runs', deleted.id), { recursive: true }); // the folder a crash left behind
+  const { runs } = await makeStore().loadAll();
+  assert.equal(runs.map((candidate) => candidate.id), [kept.id]);
+  assert.not.ok(await fs.stat(join(dataDir, 'runs', deleted.id)).then(() => true, () => false), 'the deletion is finished');
+});
+
+runStore('many runs created at once share journal writes (group commit) and all become durable', async () => {
+  const store = makeStore();
+  const runs = Array.from({ length: 200 }, () => makeRun());
+  await Promise.all(runs.map((run) => store.create(run)));
+  await store.flush();
+  const { runs: loaded } = await makeStore().loadAll();
+  assert.equal(loaded.map((run) => run.id), runs.map((run) => run.id).sort());
 });
 
 runStore.run();
