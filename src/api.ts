@@ -6,6 +6,7 @@ import type {
   FactoryApi, FactoryEventName, FactoryEvents, FactoryMethods, MethodName, Platform, RemoteStatus, Settings, Snapshot,
 } from './core/api';
 import { UnavailableError, ValidationError, quote } from './core/errors';
+import type { ChannelService } from './channels/channels';
 import type { Inbox } from './channels/inbox';
 import type { ConfigService } from './engine/config';
 import type { EventHub } from './engine/events';
@@ -27,6 +28,7 @@ export interface Services {
   triggers: TriggerService;
   harnesses: HarnessService;
   generator: Generator;
+  channels: ChannelService;
   dataDir: string;
   version: string;
   platform: Platform;
@@ -43,7 +45,7 @@ export interface Services {
 export const snapshotInterval = 250;
 
 export function createApi(services: Services): FactoryApi & { close(): void; announceSnapshot(): void } {
-  const { config, events, runs, inbox, triggers, harnesses, generator } = services;
+  const { config, events, runs, inbox, triggers, harnesses, generator, channels } = services;
 
   function snapshot(): Snapshot {
     const current = config.current;
@@ -57,7 +59,7 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
       triggerStates: triggers.states(),
       harnesses: harnesses.list(current),
       harnessStatus: harnesses.status(),
-      channels: current.channels,
+      channels: channels.views(),
       runs: runs.latestRuns(),
       inbox: inbox.latest(100),
       dataDir: services.dataDir,
@@ -157,9 +159,9 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
     cancelGenerate: async (requestId) => generator.cancelGenerate(requestId),
 
     // Channels and inbox
-    saveChannel: async () => notYet('saveChannel'),
-    deleteChannel: async () => notYet('deleteChannel'),
-    testChannel: async () => notYet('testChannel'),
+    saveChannel: (channel) => channels.saveChannel(channel),
+    deleteChannel: (id) => channels.deleteChannel(id),
+    testChannel: (channel) => channels.testChannel(channel),
     markInboxRead: (ids) => inbox.markRead(ids),
     clearInbox: () => inbox.clear(),
 

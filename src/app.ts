@@ -6,7 +6,9 @@ import type { FactoryApi, Platform } from './core/api';
 import { factoryEventNames } from './core/api';
 import { errorMessage } from './core/errors';
 import { createApi, type DesktopFunctions } from './api';
+import { ChannelService } from './channels/channels';
 import { Inbox } from './channels/inbox';
+import { noticeForRun, noticeForTriggerError } from './channels/message';
 import { EventBatcher } from './engine/batcher';
 import { ConfigService } from './engine/config';
 import { EventHub } from './engine/events';
@@ -60,16 +62,32 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const events = new EventHub();
   const batcher = new EventBatcher(events);
   const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
+  const channels = new ChannelService({ config, inbox });
+  let remote: RemoteAccess | undefined;
   const auth = await RemoteAuth.open({ load: async () => (await store.readRemote()) as RemoteState | undefined, save: (state) => store.writeRemote(state) });
   const harnesses = new HarnessService(config, outputFormats);
   const findHarness = (id: string) => harnesses.list().find((harness) => harness.id === id);
   const secrets = () => [auth.token, ...configSecrets(config.current)];
-  const { service: runs, problems } = await RunService.open({
+  // A link to a run in the remote UI, when remote access runs.
+  const runUrl = (runId: string) => {
+    const url = remote?.status().url;
+    return url ? `${url}/#/runs/${runId}` : undefined;
+  };
+  let runs: RunService | undefined;
+  const opened = await RunService.open({
     store: new RunStore(options.dataDir, store.writer, store.appender),
     config,
     hub: events,
     batcher,
-    inbox,
+    inbox: {
+      // Each notice of a run goes to the inbox and to the channels that want it.
+      async add(item) {
+        const added = await inbox.add(item);
+        const run = await runs?.getRun(item.runId);
+        if (run) channels.notify(item.kind, noticeForRun(run, item.kind, runUrl(run.id)));
+        return added;
+      },
+    },
     runners: {
       shell: createShellRunner(),
       approval: runApprovalStep,
@@ -84,7 +102,10 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     },
     worktreesDir: join(options.dataDir, 'worktrees'),
     secrets,
+    runUrl,
   });
+  runs = opened.service;
+  const problems = opened.problems;
   const generator = new Generator({
     harness: findHarness,
     resolveCommand: (definition) => harnesses.resolveCommand(definition),
@@ -96,10 +117,11 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const webhooks = new WebhookServer({
     receive: (delivery) => triggers.receive(delivery.triggerId, { body: delivery.body, headers: delivery.headers, query: delivery.query, receivedAt: Date.now() }),
     onStartFailed: (message) => {
-      inbox.add({ kind: 'trigger.error', title: 'Trigger errors', body: `The webhook server failed to start: ${message}` }).catch(() => undefined);
+      const text = `The webhook server failed to start: ${message}`;
+      inbox.add({ kind: 'trigger.error', title: 'Trigger errors', body: text }).catch(() => undefined);
+      channels.notify('trigger.error', noticeForTriggerError(text));
     },
   });
-  let remote: RemoteAccess | undefined;
   const api = createApi({
     config,
     events,
@@ -108,6 +130,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     triggers,
     harnesses,
     generator,
+    channels,
     dataDir: options.dataDir,
     version,
     platform: options.platform,

@@ -344,7 +344,11 @@ export interface Channel {
   pipelineIds?: string[];
 }
 
+/** What `saveChannel` takes: an empty or missing id creates; saving without a token keeps the stored one. */
 export type ChannelInput = Omit<Channel, 'id'> & { id?: string };
+
+/** A channel as the API shows it: the token replaced by `hasToken`. */
+export type ChannelView = Omit<Channel, 'token'> & { hasToken: boolean };
 
 export interface InboxItem {
   id: string;
@@ -398,7 +402,7 @@ export interface Snapshot {
   triggerStates: Record<string, TriggerState>;
   harnesses: HarnessDefinition[];
   harnessStatus: Record<string, HarnessStatus>;
-  channels: Channel[];
+  channels: ChannelView[];
   /** The latest 300 runs, without outputs or prompts. */
   runs: Run[];
   /** The latest 100 inbox items. */
@@ -486,7 +490,7 @@ export interface FactoryMethods {
   generateText(request: GenerateTextRequest): Promise<string>;
   cancelGenerate(requestId: string): Promise<void>;
   // Channels and inbox
-  saveChannel(channel: ChannelInput): Promise<Channel>;
+  saveChannel(channel: ChannelInput): Promise<ChannelView>;
   deleteChannel(id: string): Promise<void>;
   testChannel(channel: ChannelInput): Promise<TestResult>;
   markInboxRead(ids?: string[]): Promise<void>;

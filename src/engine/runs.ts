@@ -57,6 +57,8 @@ export class RunService {
   private readonly runs = new Map<string, Run>();
   /** Run ids, oldest first (ids sort by creation). */
   private order: string[] = [];
+  /** Ids of queued runs, oldest first: what `pump` looks at (never all runs). */
+  private queue: string[] = [];
   private readonly active = new Map<string, ActiveRun>();
   private logBuffer: LogLine[] = [];
   private logFlush: Promise<void> | undefined;
@@ -91,6 +93,7 @@ export class RunService {
       }
       service.runs.set(run.id, isFinished(run.status) ? slimRun(run) : run);
       service.order.push(run.id);
+      if (run.status === 'queued') service.queue.push(run.id);
     }
     await Promise.all(saves);
     options.config.subscribe(() => service.pump());
@@ -176,6 +179,7 @@ export class RunService {
     await this.options.store.create(run);
     this.runs.set(run.id, run);
     this.order.push(run.id);
+    this.enqueue(run.id);
     this.changed(run);
     const queued = structuredClone(run);
     this.pump();
@@ -201,6 +205,7 @@ export class RunService {
       stepRun.approval = { approved: true, ...(text ? { comment: text } : {}), ...(chosen ? { selected: chosen } : {}), at };
       Object.assign(stepRun, { status: 'succeeded', finishedAt: at });
       run.status = 'queued';
+      this.enqueue(run.id);
       this.changed(run);
       await this.options.store.save(run);
       this.pump();
@@ -249,6 +254,7 @@ export class RunService {
     delete run.error;
     delete run.finishedAt;
     this.runs.set(run.id, run);
+    this.enqueue(run.id);
     await this.options.store.save(run);
     this.changed(run);
     const queued = structuredClone(run);
@@ -305,16 +311,37 @@ export class RunService {
       const pipelineId = this.runs.get(id)!.pipelineId;
       runningByPipeline.set(pipelineId, (runningByPipeline.get(pipelineId) ?? 0) + 1);
     }
-    for (const id of this.order) {
+    for (const id of [...this.queue]) {
       if (this.active.size >= cap) break;
-      const run = this.runs.get(id)!;
-      if (run.status !== 'queued') continue;
+      const run = this.runs.get(id);
+      if (run?.status !== 'queued') {
+        this.dequeue(id); // cancelled or deleted while queued
+        continue;
+      }
       const pipelineCap = this.currentPipeline(run)?.maxParallelRuns ?? run.pipeline?.maxParallelRuns;
       const running = runningByPipeline.get(run.pipelineId) ?? 0;
       if (pipelineCap !== undefined && running >= pipelineCap) continue;
       runningByPipeline.set(run.pipelineId, running + 1);
+      this.dequeue(id);
       this.execute(run);
     }
+  }
+
+  /** Adds a run id to the queue in creation order (an approved run goes ahead of newer ones). */
+  private enqueue(id: string): void {
+    let low = 0;
+    let high = this.queue.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (this.queue[middle]! < id) low = middle + 1;
+      else high = middle;
+    }
+    if (this.queue[low] !== id) this.queue.splice(low, 0, id);
+  }
+
+  private dequeue(id: string): void {
+    const index = this.queue.indexOf(id);
+    if (index >= 0) this.queue.splice(index, 1);
   }
 
   private execute(run: Run): void {
