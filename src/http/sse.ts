@@ -101,6 +101,9 @@ const streamHeaders = {
   'X-Accel-Buffering': 'no',
 };
 
+/** The most bytes of past events kept for clients that reconnect (big log batches go first). */
+const maxBufferBytes = 8 * 1024 * 1024;
+
 const pingFrame = Buffer.from(stringifyEvent({ comment: 'ping' }));
 
 /** An id as a client sends it back: decimal digits only (anything else is treated as unknown). */
@@ -129,7 +132,10 @@ export class EventStreamHub {
   readonly #initialId: number;
   readonly #clients = new Set<Client>();
   /** The latest #bufferSize frames: the frame with id n sits at index n % #bufferSize. */
-  readonly #frames: Buffer[] = [];
+  readonly #frames: (Buffer | undefined)[] = [];
+  /** Bytes held in #frames, and the oldest id still held: the buffer is bounded by bytes too. */
+  #bufferedBytes = 0;
+  #oldestBuffered = 0;
   #lastId: number;
   #largestFrame = 0;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
@@ -175,8 +181,22 @@ export class EventStreamHub {
     const id = this.#lastId + 1;
     const frame = this.#frame(id, event, payload);
     this.#lastId = id;
-    if (this.#bufferSize > 0) this.#frames[id % this.#bufferSize] = frame;
+    if (this.#bufferSize > 0) this.#keep(id, frame);
     for (const client of this.#clients) this.#write(client, frame);
+  }
+
+  /** Keeps a frame for resuming clients: at most bufferSize frames and maxBufferBytes bytes. */
+  #keep(id: number, frame: Buffer): void {
+    const slot = id % this.#bufferSize;
+    this.#bufferedBytes += frame.length - (this.#frames[slot]?.length ?? 0);
+    this.#frames[slot] = frame;
+    if (this.#oldestBuffered === 0 || id - this.#oldestBuffered >= this.#bufferSize) this.#oldestBuffered = Math.max(this.#oldestBuffered, id - this.#bufferSize + 1);
+    while (this.#bufferedBytes > maxBufferBytes && this.#oldestBuffered < id) {
+      const oldest = this.#oldestBuffered % this.#bufferSize;
+      this.#bufferedBytes -= this.#frames[oldest]?.length ?? 0;
+      this.#frames[oldest] = undefined;
+      this.#oldestBuffered += 1;
+    }
   }
 
   /**
@@ -229,7 +249,7 @@ export class EventStreamHub {
   #framesAfter(lastEventId: string): Buffer[] | undefined {
     if (!eventIdPattern.test(lastEventId)) return undefined;
     const seen = Number(lastEventId);
-    const oldestKept = Math.max(this.#initialId + 1, this.#lastId - this.#bufferSize + 1);
+    const oldestKept = Math.max(this.#initialId + 1, this.#lastId - this.#bufferSize + 1, this.#oldestBuffered);
     if (seen > this.#lastId || seen < oldestKept - 1) return undefined;
     const frames: Buffer[] = [];
     for (let id = seen + 1; id <= this.#lastId; id += 1) frames.push(this.#frames[id % this.#bufferSize]!);

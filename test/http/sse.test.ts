@@ -283,6 +283,19 @@ hub('sends a fresh snapshot, under the latest id, to a client whose id is older 
   resynced.close();
 }));
 
+hub('bounds the resume buffer by bytes too: big old events give way, and their ids get a snapshot', () => withHub({ bufferSize: 1000, snapshot: () => ({ fresh: true }) }, async ({ hub, url }) => {
+  const big = 'x'.repeat(100 * 1024);
+  for (let n = 1; n <= 100; n += 1) hub.publish('logs', { n, big }); // about 10 MB in all, over the 8 MiB bound
+  const recent = await connectEventStream(url, { lastEventId: 95 });
+  const old = await connectEventStream(url, { lastEventId: 5 });
+  await recent.waitFor((received) => received.events.length === 5);
+  assert.equal(recent.events.map((event) => event.id), ['96', '97', '98', '99', '100']);
+  await old.waitFor((received) => received.events.length === 1);
+  assert.equal(old.events.map((event) => event.event), ['snapshot']);
+  recent.close();
+  old.close();
+}));
+
 hub('sends a snapshot for ids it never gave out: text, ids ahead of it, ids of an earlier process', async () => {
   await withHub({ initialId: 5000, snapshot: () => ({ fresh: true }) }, async ({ hub, url }) => {
     for (let n = 1; n <= 10; n += 1) hub.publish('run', { n }); // ids 5001 to 5010, all kept
