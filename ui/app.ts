@@ -1,0 +1,102 @@
+// The renderer's shared state and the contract every screen follows.
+//
+// A screen is a function `(context, params) => Screen`: it builds its own DOM (the view), joins
+// it to the API (the controller), and refreshes itself in `update()` when the state changes. The
+// shell (main.ts) owns the layout, the navigation and the routes.
+
+import type { FactoryApi, InboxItem, Run, Snapshot } from '../src/core/api';
+
+export interface Screen {
+  /** The screen's root element, placed in the main column. */
+  element: HTMLElement;
+  /** Called after the state changed (snapshot, runs, inbox). Cheap: re-render what changed. */
+  update?(): void;
+  /** Called when the user leaves the screen: stop timers, unsubscribe. */
+  dispose?(): void;
+}
+
+export interface AppContext {
+  api: FactoryApi;
+  state: AppState;
+  /** True in the desktop window (desktop-only actions are shown); false in a browser. */
+  desktop: boolean;
+  navigate(path: string): void;
+  /** A short message at the bottom of the window: success, or an error that has no field. */
+  toast(message: string, kind?: 'ok' | 'error'): void;
+}
+
+export type ScreenFactory = (context: AppContext, params: Record<string, string>) => Screen;
+
+/** The latest snapshot, kept current by the events. */
+export class AppState {
+  snapshot: Snapshot | undefined;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly api: FactoryApi) {}
+
+  /** Reads a fresh snapshot (at start, and after the event stream had a gap). */
+  async refresh(): Promise<void> {
+    this.snapshot = await this.api.snapshot();
+    this.changed();
+  }
+
+  /** Starts following the events. */
+  follow(): void {
+    this.api.on('snapshot', (snapshot) => {
+      this.snapshot = snapshot;
+      this.changed();
+    });
+    this.api.on('run', (run) => this.putRun(run));
+    this.api.on('run-deleted', (id) => {
+      if (!this.snapshot) return;
+      this.snapshot.runs = this.snapshot.runs.filter((run) => run.id !== id);
+      this.changed();
+    });
+    this.api.on('inbox', (item) => this.putInboxItem(item));
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private putRun(run: Run): void {
+    if (!this.snapshot) return;
+    const runs = this.snapshot.runs;
+    const index = runs.findIndex((candidate) => candidate.id === run.id);
+    if (index >= 0) runs[index] = run;
+    else runs.unshift(run);
+    this.changed();
+  }
+
+  private putInboxItem(item: InboxItem): void {
+    if (!this.snapshot) return;
+    this.snapshot.inbox = [item, ...this.snapshot.inbox.filter((candidate) => candidate.id !== item.id)].slice(0, 100);
+    this.changed();
+  }
+
+  private scheduled = false;
+  /** Listeners run once per animation frame, however many events came in. */
+  private changed(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      for (const listener of this.listeners) listener();
+    });
+  }
+}
+
+export const statusGlyphs: Record<string, string> = {
+  queued: '○', pending: '○', running: '◔', waiting: '⏸', succeeded: '✓', failed: '✕', cancelled: '⊘', rejected: '⊘', skipped: '–',
+};
+
+/** A status pill: colour AND glyph AND word, so colour is never the only signal. */
+export function statusLabel(status: string): { glyph: string; text: string; className: string } {
+  return { glyph: statusGlyphs[status] ?? '•', text: status, className: `status status-${status}` };
+}
+
+/** The message of a failed call, for a toast or a field. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
