@@ -125,7 +125,12 @@ function start(): void {
       h('p', {}, 'Open the sign-in link or scan the QR code on the desktop (Settings → Remote access), or the link printed by the headless server.')));
   }
 
+  // The saved theme: 'system' follows prefers-color-scheme; light and dark override it.
+  const applyTheme = () => {
+    document.documentElement.dataset.theme = state.snapshot?.settings.theme ?? 'system';
+  };
   state.subscribe(() => {
+    applyTheme();
     renderNavigation();
     screen?.update?.();
   });
@@ -146,6 +151,7 @@ function start(): void {
   state.refresh().then(
     () => {
       replace(root, h('div', { class: 'layout' }, h('header', { class: 'topbar' }, h('span', { class: 'brand' }, 'Factory'), menuButton), sidebar, h('div', { class: 'column' }, banner, main)), toasts);
+      applyTheme();
       state.follow();
       window.addEventListener('hashchange', show);
       if (api.platform !== 'web') api.on('navigate', (path) => context.navigate(path));

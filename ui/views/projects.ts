@@ -1,7 +1,165 @@
-// The Projects screen.
-import type { ScreenFactory } from '../app';
-import { h } from '../dom';
+// The Projects screen: the folders pipelines run in. A list (edit, delete) and one form that adds
+// a project or edits the chosen one. The view owns the DOM; the controller joins it to the API.
 
-export const projectsScreen: ScreenFactory = () => ({
-  element: h('section', { class: 'page' }, h('h1', {}, 'Projects'), h('p', { class: 'muted' }, 'This screen is being built.')),
-});
+import type { Project, ProjectInput } from '../../src/core/api';
+import { errorText, type AppContext, type ScreenFactory } from '../app';
+import { h, replace } from '../dom';
+import { checkbox, clearFieldErrors, field, parseIssues, showFieldError, textInput, withBusy } from './form';
+
+const projectFields = ['name', 'path', 'worktrees', 'setupCommand', 'id'] as const;
+
+class ProjectsView {
+  readonly element: HTMLElement;
+  readonly list = h('ul', { class: 'list project-list', 'aria-label': 'Projects' });
+  readonly empty = h('div', { class: 'empty' }, 'No projects yet. Add the folder of a repository with the form below; pipelines run in it.');
+  readonly form: HTMLFormElement;
+  readonly formTitle = h('h2', {}, 'Add a project');
+  readonly summary = h('div', { class: 'form-summary', role: 'alert', hidden: true });
+  readonly name = textInput('', { name: 'name', required: true, autocomplete: 'off' });
+  readonly path = textInput('', { name: 'path', required: true, placeholder: '/home/me/code/app', spellcheck: 'false' });
+  readonly choose = h('button', { type: 'button', 'data-action': 'choose' }, 'Choose…');
+  readonly worktrees = checkbox('Run each run in its own git worktree', false, { name: 'worktrees', 'data-key': 'worktrees' });
+  readonly setup = textInput('', { name: 'setupCommand', placeholder: 'npm ci', spellcheck: 'false' });
+  readonly save = h('button', { type: 'submit', class: 'primary' }, 'Add project');
+  readonly cancel = h('button', { type: 'button', hidden: true }, 'Cancel editing');
+
+  constructor(desktop: boolean) {
+    this.form = h('form', { class: 'panel project-form', novalidate: true },
+      this.formTitle,
+      this.summary,
+      h('div', { class: 'field-grid' },
+        field('Name', this.name, { field: 'name' }),
+        field('Folder', this.path, { field: 'path', hint: 'An absolute path, usually a git repository.', extra: desktop ? this.choose : undefined }),
+        field('Setup command', this.setup, { field: 'setupCommand', hint: 'Optional: runs in the workspace before the first step.' }),
+        this.worktrees.element),
+      h('div', { class: 'toolbar form-actions' }, this.save, this.cancel));
+    this.element = h('section', { class: 'page projects-page' }, h('h1', {}, 'Projects'), this.empty, this.list, this.form);
+  }
+
+  renderList(projects: Project[], pipelineCounts: Map<string, number>): void {
+    this.empty.hidden = projects.length > 0;
+    this.list.hidden = projects.length === 0;
+    replace(this.list, projects.map((project) => {
+      const count = pipelineCounts.get(project.id) ?? 0;
+      return h('li', { class: 'project-row', 'data-id': project.id },
+        h('div', { class: 'row-main' },
+          h('strong', {}, project.name),
+          h('code', { class: 'path' }, project.path),
+          h('span', { class: 'meta' },
+            `${count} pipeline${count === 1 ? '' : 's'} · ${project.worktrees ? 'git worktree per run' : 'runs in the folder'}`,
+            project.setupCommand ? ' · setup: ' : '', project.setupCommand ? h('code', {}, project.setupCommand) : null),
+          h('p', { class: 'field-error row-error', role: 'alert', hidden: true })),
+        h('div', { class: 'row-actions' },
+          h('button', { type: 'button', 'data-action': 'edit', 'aria-label': `Edit ${project.name}` }, 'Edit'),
+          h('button', { type: 'button', class: 'danger', 'data-action': 'delete', 'aria-label': `Delete ${project.name}` }, 'Delete')));
+    }));
+  }
+
+  fill(project: Project | undefined): void {
+    clearFieldErrors(this.form);
+    this.summary.hidden = true;
+    this.formTitle.textContent = project ? `Edit ${project.name}` : 'Add a project';
+    this.save.textContent = project ? 'Save project' : 'Add project';
+    this.cancel.hidden = !project;
+    this.name.value = project?.name ?? '';
+    this.path.value = project?.path ?? '';
+    this.worktrees.input.checked = project?.worktrees ?? false;
+    this.setup.value = project?.setupCommand ?? '';
+  }
+
+  read(id: string): ProjectInput {
+    const input: ProjectInput = { id, name: this.name.value, path: this.path.value, worktrees: this.worktrees.input.checked };
+    if (this.setup.value.trim()) input.setupCommand = this.setup.value;
+    return input;
+  }
+
+  showErrors(message: string): void {
+    clearFieldErrors(this.form);
+    const rest: string[] = [];
+    let first: HTMLElement | null = null;
+    const issues = parseIssues(message, projectFields);
+    for (const issue of issues) {
+      const container = issue.field ? this.form.querySelector<HTMLElement>(`[data-field="${CSS.escape(issue.field)}"]`) : null;
+      if (container) {
+        const control = showFieldError(container, issue.message);
+        first = first ?? control;
+      } else rest.push(issue.field ? `${issue.field}: ${issue.message}` : issue.message);
+    }
+    // A heading such as "Project not saved:" is worth showing only when nothing else is.
+    const shown = rest.length > 1 || issues.length === 1 ? rest : rest.filter((line) => !line.endsWith(':'));
+    replace(this.summary, shown.length ? h('ul', {}, shown.map((line) => h('li', {}, line))) : null);
+    this.summary.hidden = shown.length === 0;
+    first?.focus();
+  }
+}
+
+export const projectsScreen: ScreenFactory = (context: AppContext) => {
+  const view = new ProjectsView(context.desktop);
+  let editingId = '';
+
+  const projects = () => context.state.snapshot?.projects ?? [];
+  const render = () => {
+    const counts = new Map<string, number>();
+    for (const pipeline of context.state.snapshot?.pipelines ?? []) counts.set(pipeline.projectId, (counts.get(pipeline.projectId) ?? 0) + 1);
+    view.renderList(projects(), counts);
+  };
+
+  const edit = (project: Project | undefined) => {
+    editingId = project?.id ?? '';
+    view.fill(project);
+    if (project) view.name.focus();
+  };
+
+  view.list.addEventListener('click', async (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+    const row = button?.closest<HTMLElement>('[data-id]');
+    if (!button || !row) return;
+    const project = projects().find((candidate) => candidate.id === row.dataset.id);
+    if (!project) return;
+    if (button.dataset.action === 'edit') edit(project);
+    if (button.dataset.action === 'delete') {
+      if (!confirm(`Delete the project “${project.name}”? Its folder is not touched.`)) return;
+      const error = row.querySelector<HTMLElement>('.row-error')!;
+      error.hidden = true;
+      try {
+        await withBusy(button, 'Deleting…', () => context.api.deleteProject(project.id));
+        if (editingId === project.id) edit(undefined);
+        context.toast(`Deleted ${project.name}`);
+      } catch (failure) {
+        error.textContent = errorText(failure);
+        error.hidden = false;
+      }
+    }
+  });
+
+  view.choose.addEventListener('click', async () => {
+    try {
+      const folder = await withBusy(view.choose, 'Choosing…', () => context.api.pickDirectory());
+      if (folder) {
+        view.path.value = folder;
+        if (!view.name.value.trim()) view.name.value = folder.split('/').filter(Boolean).pop() ?? '';
+      }
+    } catch (failure) {
+      context.toast(errorText(failure), 'error');
+    }
+  });
+
+  view.cancel.addEventListener('click', () => edit(undefined));
+  view.form.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && editingId) edit(undefined);
+  });
+
+  view.form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    try {
+      const saved = await withBusy(view.save, 'Saving…', () => context.api.saveProject(view.read(editingId)));
+      context.toast(editingId ? `Saved ${saved.name}` : `Added ${saved.name}`);
+      edit(undefined);
+    } catch (failure) {
+      view.showErrors(errorText(failure));
+    }
+  });
+
+  render();
+  return { element: view.element, update: render };
+};

@@ -1,7 +1,274 @@
-// The Settings screen.
-import type { ScreenFactory } from '../app';
-import { h } from '../dom';
+// The Settings screen: the webhook server, remote access (with the pairing link and QR code on
+// the desktop), how many runs go at once, the default harness, the theme; the data folder and
+// the version.
+//
+// View: one form built once from the snapshot (so typing is never overwritten) and live status
+// lines that `update()` re-renders: is the webhook server listening, is remote access running.
 
-export const settingsScreen: ScreenFactory = () => ({
-  element: h('section', { class: 'page' }, h('h1', {}, 'Settings'), h('p', { class: 'muted' }, 'This screen is being built.')),
-});
+import type { RemotePairing, Settings, SettingsInput } from '../../src/core/api';
+import { errorText, type AppContext, type ScreenFactory } from '../app';
+import { h, replace } from '../dom';
+import { FormFields, copyText, option, switchControl, withBusy } from './settings-form';
+
+export const settingsScreen: ScreenFactory = (context) => {
+  const snapshot = context.state.snapshot;
+  if (!snapshot) return { element: h('section', { class: 'page' }, h('h1', {}, 'Settings'), h('p', { class: 'muted' }, 'Loading…')) };
+  const settings = snapshot.settings;
+  const fields = new FormFields();
+
+  // Webhook server
+  const webhookOn = switchControl('Receive trigger webhooks', settings.webhookServer.enabled);
+  const webhookHost = hostControl(settings.webhookServer.host);
+  const webhookPort = portInput(settings.webhookServer.port);
+  const webhookStatus = h('p', { class: 'server-status', role: 'status' });
+
+  // Remote access
+  const remoteOn = switchControl('Allow remote access (browser and phone)', settings.remoteAccess.enabled);
+  const remoteHost = hostControl(settings.remoteAccess.host);
+  const remotePort = portInput(settings.remoteAccess.port);
+  const allowedHosts = h('textarea', { rows: 2, spellcheck: 'false', placeholder: 'factory.example.com' });
+  allowedHosts.value = (settings.remoteAccess.allowedHosts ?? []).join('\n');
+  const remoteStatus = h('p', { class: 'server-status', role: 'status' });
+  const pairingArea = h('div', { class: 'pairing-area' });
+
+  // Runs and appearance
+  const maxParallel = h('input', { type: 'number', min: 1, max: 64, step: 1, inputmode: 'numeric', class: 'narrow' });
+  maxParallel.value = String(settings.maxParallelRuns);
+  const defaultHarness = h('select');
+  const theme = h('select', {},
+    option('system', 'Same as the system', settings.theme ?? 'system'),
+    option('light', 'Light', settings.theme),
+    option('dark', 'Dark', settings.theme));
+
+  function fillHarnesses(): void {
+    const current = defaultHarness.value || context.state.snapshot?.settings.defaultHarnessId || '';
+    const harnesses = context.state.snapshot?.harnesses ?? [];
+    replace(defaultHarness, option('', 'None: each pipeline chooses', current), harnesses.map((harness) => option(harness.id, harness.enabled ? harness.name : `${harness.name} (disabled)`, current)));
+  }
+  fillHarnesses();
+
+  const save = h('button', { type: 'submit', class: 'primary' }, 'Save settings');
+  const form = h('form', { class: 'settings-form', novalidate: true, 'aria-label': 'Settings' },
+    h('section', { class: 'panel', 'aria-labelledby': 'settings-webhook' },
+      h('h2', { id: 'settings-webhook' }, 'Webhook server'),
+      h('p', { class: 'meta' }, 'Receives the webhooks of your triggers at /hooks/<trigger id>.'),
+      webhookOn.element,
+      h('div', { class: 'form-grid' },
+        fields.field('webhookServer.host', 'Listen address', webhookHost.element, '127.0.0.1: this machine only. 0.0.0.0: the network.'),
+        fields.field('webhookServer.port', 'Port', webhookPort)),
+      webhookStatus),
+    h('section', { class: 'panel', 'aria-labelledby': 'settings-remote' },
+      h('h2', { id: 'settings-remote' }, 'Remote access'),
+      h('p', { class: 'meta' }, 'Use Factory from a browser or your phone, signed in with a link.'),
+      remoteOn.element,
+      h('div', { class: 'form-grid' },
+        fields.field('remoteAccess.host', 'Listen address', remoteHost.element, '127.0.0.1: this machine only. 0.0.0.0: the network.'),
+        fields.field('remoteAccess.port', 'Port', remotePort)),
+      fields.field('remoteAccess.allowedHosts', 'Allowed host names, one per line', allowedHosts, 'Extra names this server answers to, such as a tunnel’s address. Optional.'),
+      remoteStatus,
+      pairingArea),
+    h('section', { class: 'panel', 'aria-labelledby': 'settings-runs' },
+      h('h2', { id: 'settings-runs' }, 'Runs and appearance'),
+      h('div', { class: 'form-grid' },
+        fields.field('maxParallelRuns', 'Runs at the same time', maxParallel, 'From 1 to 64; more wait in the queue.'),
+        fields.field('defaultHarnessId', 'Default harness', defaultHarness, 'For agent steps that name none.'),
+        fields.field('theme', 'Theme', theme))),
+    fields.general,
+    h('div', { class: 'form-actions settings-actions' }, save));
+  fields.register('webhookServer', webhookOn.input);
+  fields.register('remoteAccess', remoteOn.input);
+
+  const about = h('section', { class: 'panel about', 'aria-labelledby': 'settings-about' },
+    h('h2', { id: 'settings-about' }, 'About'),
+    h('dl', { class: 'facts' },
+      h('dt', {}, 'Data folder'), h('dd', {}, h('div', { class: 'input-row' }, h('code', {}, snapshot.dataDir), context.desktop ? openFolderButton(context, snapshot.dataDir) : null)),
+      h('dt', {}, 'Version'), h('dd', {}, snapshot.version)));
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    fields.clear();
+    try {
+      const saved = await withBusy(save, 'Saving…', () => context.api.saveSettings(read()));
+      if (context.state.snapshot) context.state.snapshot.settings = saved;
+      applyTheme(saved.theme);
+      context.toast('Settings saved');
+      renderStatus();
+    } catch (error) {
+      fields.showError(error);
+    }
+  });
+
+  function read(): SettingsInput {
+    const input: SettingsInput = {
+      webhookServer: { enabled: webhookOn.input.checked, host: webhookHost.value(), port: Number(webhookPort.value) },
+      remoteAccess: {
+        enabled: remoteOn.input.checked, host: remoteHost.value(), port: Number(remotePort.value),
+        allowedHosts: allowedHosts.value.split(/[\s,]+/).map((host) => host.trim()).filter(Boolean),
+      },
+      maxParallelRuns: Number(maxParallel.value),
+      theme: theme.value as Settings['theme'],
+    };
+    if (defaultHarness.value) input.defaultHarnessId = defaultHarness.value;
+    return input;
+  }
+
+  function renderStatus(): void {
+    const current = context.state.snapshot;
+    if (!current) return;
+    if (current.webhookUrl) serverState(webhookStatus, 'ok', `✓ Listening at ${current.webhookUrl}`);
+    else if (current.webhookError) serverState(webhookStatus, 'error', `✕ ${current.webhookError}`);
+    else if (current.settings.webhookServer.enabled) serverState(webhookStatus, 'muted', '◔ Starting…');
+    else serverState(webhookStatus, 'muted', '○ Off: triggers cannot receive webhooks.');
+
+    const remote = current.remote;
+    if (remote.running) serverState(remoteStatus, 'ok', `✓ Running${remote.url ? ` at ${remote.url}` : ''}`);
+    else if (remote.error) serverState(remoteStatus, 'error', `✕ ${remote.error}`);
+    else if (remote.enabled) serverState(remoteStatus, 'muted', '◔ Starting…');
+    else serverState(remoteStatus, 'muted', '○ Off');
+    pairing.render(remote.running);
+  }
+
+  const pairing = pairingSection(context, pairingArea);
+  renderStatus();
+
+  return {
+    element: h('section', { class: 'page settings-page' }, h('h1', {}, 'Settings'), form, about),
+    update() {
+      fillHarnesses();
+      renderStatus();
+    },
+  };
+};
+
+/** The listen address: a choice of the two usual ones, or any other address typed in. */
+function hostControl(host: string): { element: HTMLElement; value(): string } {
+  const known = ['127.0.0.1', '0.0.0.0'];
+  const select = h('select', {},
+    option('127.0.0.1', '127.0.0.1 (this machine only)', host),
+    option('0.0.0.0', '0.0.0.0 (the network)', host),
+    option('other', 'Another address…', known.includes(host) ? undefined : 'other'));
+  const other = h('input', { type: 'text', spellcheck: 'false', 'aria-label': 'Other listen address', placeholder: '192.168.1.20', class: 'narrow' });
+  if (!known.includes(host)) {
+    select.value = 'other';
+    other.value = host;
+  }
+  other.hidden = select.value !== 'other';
+  select.addEventListener('change', () => {
+    other.hidden = select.value !== 'other';
+    if (!other.hidden) other.focus();
+  });
+  return {
+    element: h('div', { class: 'input-row' }, select, other),
+    value: () => (select.value === 'other' ? other.value.trim() : select.value),
+  };
+}
+
+/** Desktop only: reveals the data folder in the file manager. */
+function openFolderButton(context: AppContext, path: string): HTMLButtonElement {
+  const button = h('button', { type: 'button' }, 'Show in folder');
+  button.addEventListener('click', async () => {
+    try {
+      await withBusy(button, 'Opening…', () => context.api.openPath(path));
+    } catch (error) {
+      context.toast(errorText(error), 'error');
+    }
+  });
+  return button;
+}
+
+function portInput(port: number): HTMLInputElement {
+  const input = h('input', { type: 'number', min: 1, max: 65535, step: 1, inputmode: 'numeric', class: 'narrow' });
+  input.value = String(port);
+  return input;
+}
+
+function serverState(element: HTMLElement, kind: 'ok' | 'error' | 'muted', text: string): void {
+  element.className = `server-status server-${kind}`;
+  element.textContent = text;
+}
+
+function applyTheme(theme: Settings['theme']): void {
+  if (!theme || theme === 'system') delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
+}
+
+/**
+ * The sign-in link and its QR code (desktop only). Loaded when remote access runs; Reset token
+ * signs every device out and shows the new link.
+ */
+function pairingSection(context: AppContext, area: HTMLElement): { render(running: boolean): void } {
+  let shownFor: boolean | undefined;
+  let loading = false;
+
+  async function load(): Promise<void> {
+    loading = true;
+    replace(area, h('p', { class: 'meta' }, 'Loading the sign-in link…'));
+    try {
+      show(await context.api.remotePairing());
+    } catch (error) {
+      const retry = h('button', { type: 'button' }, 'Try again');
+      retry.addEventListener('click', () => void load());
+      replace(area, h('p', { class: 'field-error' }, `✕ ${errorText(error)}`), retry);
+    } finally {
+      loading = false;
+    }
+  }
+
+  function show(pairing: RemotePairing): void {
+    const copy = h('button', { type: 'button' }, 'Copy link');
+    copy.addEventListener('click', async () => {
+      const copied = await copyText(pairing.url);
+      context.toast(copied ? 'Sign-in link copied' : 'Could not copy: select the link and copy it by hand', copied ? 'ok' : 'error');
+    });
+    const reset = h('button', { type: 'button', class: 'danger' }, 'Reset token');
+    reset.addEventListener('click', async () => {
+      if (!confirm('Reset the access token? Every signed-in browser and phone is signed out and needs the new link.')) return;
+      try {
+        await withBusy(reset, 'Resetting…', () => context.api.resetRemoteToken());
+        context.toast('Token reset: every device is signed out');
+        await load();
+      } catch (error) {
+        context.toast(errorText(error), 'error');
+      }
+    });
+    replace(area,
+      h('h3', {}, 'Sign in another device'),
+      h('div', { class: 'pairing-row' },
+        qrCode(pairing.qrSvg),
+        h('div', { class: 'pairing-text' },
+          h('p', { class: 'meta' }, 'Scan the code with your phone, or open the link in a browser. Anyone with the link can use Factory: share it with no one.'),
+          h('code', { class: 'url', tabindex: '0' }, pairing.url),
+          h('div', { class: 'form-actions' }, copy, reset))));
+  }
+
+  return {
+    render(running) {
+      if (!context.desktop) {
+        if (shownFor === undefined) replace(area, h('p', { class: 'meta' }, 'The sign-in link and QR code are shown in the desktop app.'));
+        shownFor = running;
+        return;
+      }
+      if (shownFor === running || loading) return;
+      shownFor = running;
+      if (running) void load();
+      else replace(area, h('p', { class: 'meta' }, 'Switch on remote access and save to get a sign-in link and QR code.'));
+    },
+  };
+}
+
+/**
+ * The QR code SVG from `remotePairing()`. It is made by our own encoder and holds only <svg>,
+ * <rect> and <path>; still, it is parsed as XML (never as HTML), its root must be an <svg>, and
+ * any other element or any script-like attribute refuses it.
+ */
+function qrCode(svgText: string): HTMLElement {
+  const container = h('div', { class: 'qr', role: 'img', 'aria-label': 'QR code of the sign-in link' });
+  const parsed = new DOMParser().parseFromString(svgText, 'image/svg+xml');
+  const root = parsed.documentElement;
+  const allowed = new Set(['svg', 'rect', 'path']);
+  const safe = root.localName === 'svg' && root.namespaceURI === 'http://www.w3.org/2000/svg'
+    && [root, ...root.querySelectorAll('*')].every((node) => allowed.has(node.localName) && ![...node.attributes].some((attribute) => /^on|href$/i.test(attribute.name)));
+  if (safe) container.appendChild(document.importNode(root, true));
+  else container.textContent = 'The QR code could not be shown: use the link.';
+  return container;
+}

@@ -1,0 +1,361 @@
+// End to end: the headless server (dist/server.js, dist/ui) driven through Debian's Chromium over
+// the DevTools protocol. Covers sign-in, a demo run with an approval, the pipeline editor's field
+// errors, escaping of hostile text, the page's network and console hygiene, screenshots of every
+// screen (light, dark, phone) under test-output/screenshots/, and the log view at 100,000 lines.
+// Needs `node build.mjs --tests` first and /usr/bin/chromium (apt-get install chromium).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { freePort, send } from '../helpers/net';
+import { makeTempDir, removeTempDir } from '../helpers/temp';
+import { Browser, findChromium, type Page } from './chromium';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const screenshots = join(root, 'test-output', 'screenshots');
+
+interface Env {
+  server: ChildProcess;
+  dataDir: string;
+  origin: string;
+  link: string;
+  token: string;
+  browser: Browser;
+  page: Page;
+  /** Ids the later tests share. */
+  demoPipelineId?: string;
+  demoRunId?: string;
+}
+
+let env: Env | undefined;
+let setupError: unknown;
+/** Failed loads the flow causes on purpose (the editor's refused save): URL substrings. */
+const expectedFailedRequests: string[] = [];
+
+function need(): Env {
+  if (!env) throw setupError instanceof Error ? setupError : new Error(`setup failed: ${String(setupError)}`);
+  return env;
+}
+
+/** Starts dist/server.js and resolves with its `Remote access: <link>` line. */
+async function startServer(dataDir: string, port: number): Promise<{ server: ChildProcess; link: string }> {
+  const serverJs = join(root, 'dist', 'server.js');
+  if (!existsSync(serverJs) || !existsSync(join(root, 'dist', 'ui', 'app.js'))) throw new Error('dist/ is missing: run `node build.mjs --tests` first');
+  const server = spawn(process.execPath, [serverJs, '--data', dataDir, '--remote-port', String(port)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let output = '';
+  const link = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server printed no "Remote access:" line within 15 s:\n${output}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /^Remote access: (\S+)/m.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    server.stdout!.on('data', onData);
+    server.stderr!.on('data', onData);
+    server.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited (${code}) before remote access was up:\n${output}`));
+    });
+  });
+  return { server, link };
+}
+
+async function stopServer(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  server.kill('SIGTERM');
+  const timer = setTimeout(() => server.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** One API call from Node with the Bearer token; throws the server's error. */
+async function call<T = any>(method: string, ...args: unknown[]): Promise<T> {
+  const { origin, token } = need();
+  const answer = await send(`${origin}/api/call/${method}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(args),
+  });
+  if (answer.status !== 200) throw new Error(`${method}: HTTP ${answer.status} ${answer.text}`);
+  return answer.json().result as T;
+}
+
+async function waitForRun(id: string, statuses: string[], timeoutMs = 20_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await call('getRun', id);
+    if (statuses.includes(run.status)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} is ${run.status}, not ${statuses.join('/')}, after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Two animation frames: the state's batched re-render and the paint after it. */
+const settle = (page: Page) => page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))');
+
+async function show(page: Page, hash: string): Promise<void> {
+  await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+  await page.waitFor(`location.hash === ${JSON.stringify(hash)} && document.querySelector('#main') && document.querySelector('#main').children.length > 0`, 5000, `the screen ${hash}`);
+  await settle(page);
+}
+
+async function shoot(page: Page, name: string, schemes: ('light' | 'dark')[] = ['light', 'dark']): Promise<void> {
+  for (const scheme of schemes) {
+    await page.colorScheme(scheme);
+    await settle(page);
+    await page.screenshot(join(screenshots, `${name}-${scheme}.png`));
+  }
+  await page.colorScheme('light');
+}
+
+async function shootPhone(page: Page, name: string): Promise<void> {
+  await page.viewport('phone');
+  await page.colorScheme('light');
+  await sleep(100);
+  await settle(page);
+  await page.screenshot(join(screenshots, `${name}-phone.png`));
+  await page.viewport('desktop');
+  await settle(page);
+}
+
+const mainText = (page: Page) => page.evaluate<string>(`document.querySelector('#main')?.innerText ?? ''`);
+
+const ui = suite('ui (Chromium)');
+
+ui.before(async () => {
+  const dataDir = makeTempDir('factory-e2e');
+  let server: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  try {
+    findChromium(); // before anything else: the install hint is the failure when it is missing
+    const port = await freePort();
+    const started = await startServer(dataDir, port);
+    server = started.server;
+    const url = new URL(started.link);
+    const token = url.searchParams.get('t') ?? '';
+    browser = await Browser.launch();
+    const page = await browser.newPage();
+    await page.viewport('desktop');
+    await page.colorScheme('light');
+    env = { server, dataDir, origin: url.origin, link: started.link, token, browser, page };
+  } catch (error) {
+    setupError = error;
+    if (browser) await browser.close().catch(() => undefined);
+    if (server) await stopServer(server).catch(() => undefined);
+    removeTempDir(dataDir);
+  }
+});
+
+ui.after(async () => {
+  if (!env) return;
+  try {
+    await env.browser.close();
+  } finally {
+    await stopServer(env.server);
+    removeTempDir(env.dataDir);
+    env = undefined;
+  }
+});
+
+ui('Chromium is installed and the server and browser start', () => {
+  need();
+});
+
+ui('the sign-in link signs in and lands on Runs', async () => {
+  const { page, link } = need();
+  await page.goto(link);
+  await page.waitFor(`location.pathname === '/' && (location.hash === '' || location.hash === '#/runs')`, 5000, 'the redirect to /');
+  const current = await page.waitFor<string>(`document.querySelector('.nav-link[aria-current="page"]')?.textContent`, 10_000, 'the sidebar')
+    .catch(async (error) => {
+      throw new Error(`${error.message}\nthe page shows: ${(await page.evaluate<string>('document.body.innerText').catch(() => '?')).slice(0, 300)}`);
+    });
+  assert.ok(current.includes('Runs'), `the sidebar marks ${JSON.stringify(current)}, not Runs`);
+  const cookie = await page.evaluate<string>('document.cookie');
+  assert.not.ok(cookie.includes('factory_session'), 'the session cookie is HttpOnly (not readable from the page)');
+});
+
+ui('the demo run is started from the UI, approved with a choice and a comment, and succeeds', async () => {
+  const e = need();
+  const { page } = e;
+  await show(page, '#/runs');
+  // The start form may sit behind a "New run" button.
+  const hasForm = `Boolean(document.querySelector('[data-test="start-pipeline"]'))`;
+  if (!(await page.evaluate(hasForm))) {
+    await page.evaluate(`document.querySelector('[data-test="new-run"]')?.click()`);
+  }
+  await page.waitFor(hasForm, 10_000, '[data-test="start-pipeline"] on Runs');
+  const pipelineId = await page.evaluate<string>(`(() => {
+    const select = document.querySelector('[data-test="start-pipeline"]');
+    const option = Array.from(select.options).find((o) => o.textContent.trim() === 'Demo' || o.textContent.trim().startsWith('Demo'));
+    if (!option) return '';
+    select.value = option.value;
+    select.dispatchEvent(new Event('input', { bubbles: true }));
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+    return option.value;
+  })()`);
+  assert.ok(pipelineId, 'the pipeline select offers "Demo"');
+  e.demoPipelineId = pipelineId;
+  await page.fill('[data-test="start-title"]', 'Try Factory');
+  await page.click('[data-test="start-run"]');
+  const hash = await page.waitFor<string>(`/^#\\/runs\\/[^/]+$/.test(location.hash) && location.hash`, 10_000, 'the run page (#/runs/<id>)');
+  e.demoRunId = decodeURIComponent(hash.slice('#/runs/'.length));
+
+  await page.waitFor(`document.querySelector('[data-test="approval"]')`, 15_000, 'the approval card');
+  await page.waitFor(`document.querySelector('[data-test="choice"][value="2"]')`, 5000, 'option 2 of the approval');
+  const question = await page.evaluate<string>(`document.querySelector('[data-test="approval"]').innerText`);
+  assert.ok(question.includes('Try Factory'), `the approval card shows the question with the title: ${question}`);
+  // Screenshots of the waiting run (light, dark, phone) and of Runs on a phone while it waits.
+  await shoot(page, 'run-approval');
+  await shootPhone(page, 'run-approval');
+  await show(page, '#/runs');
+  await page.waitFor(`document.querySelector('#main').innerText.includes('Try Factory')`, 5000, 'the run in the Runs list');
+  await shootPhone(page, 'runs');
+  await show(page, hash);
+  await page.waitFor(`document.querySelector('[data-test="choice"][value="2"]')`, 10_000, 'the approval card again');
+
+  await page.click('[data-test="choice"][value="2"]');
+  await page.fill('[data-test="comment"]', 'Looks good, <b>polish</b> the edges');
+  await page.click('[data-test="approve"]');
+  await page.waitFor(`document.querySelector('[data-test="run-status"]')?.textContent.includes('succeeded')`, 15_000, 'run-status "succeeded"');
+  const run = await call('getRun', e.demoRunId);
+  assert.is(run.status, 'succeeded');
+
+  const hasReport = `document.querySelector('#main').innerText.includes('You chose: Polish first') && document.querySelector('#main').innerText.includes('Your comment: Looks good, <b>polish</b> the edges')`;
+  try {
+    await page.waitFor(hasReport, 3000);
+  } catch {
+    // Select the last step of the timeline, then read its log.
+    await page.evaluate(`(() => {
+      const steps = document.querySelectorAll('[data-test="step"], [data-test="timeline-step"], .timeline button, .timeline a, .steps button');
+      const last = steps[steps.length - 1];
+      (last?.querySelector('button, a') ?? last)?.click();
+    })()`);
+    await page.waitFor(hasReport, 10_000, 'the last step\'s log with "You chose: Polish first" and the comment');
+  }
+});
+
+ui('the pipeline editor shows a field error for an emptied command', async () => {
+  const { page } = need();
+  await show(page, '#/pipelines');
+  await shoot(page, 'pipelines');
+  await page.waitFor(`document.querySelector('[data-test="pipeline-row"]')`, 5000, 'a pipeline row');
+  await page.evaluate(`(() => {
+    const row = document.querySelector('[data-test="pipeline-row"]');
+    const link = row.matches('a') ? row : row.querySelector('a') ?? row;
+    link.click();
+  })()`);
+  await page.waitFor(`/^#\\/pipelines\\/[^/]+$/.test(location.hash)`, 5000, 'the editor (#/pipelines/<id>)');
+  await page.waitFor(`document.querySelector('[data-test="step-command"]')`, 5000, 'a step command field');
+  await shoot(page, 'editor');
+  expectedFailedRequests.push('/api/call/savePipeline');
+  await page.fill('[data-test="step-command"]', '');
+  await page.click('[data-test="save-pipeline"]');
+  const error = await page.waitFor<string>(`document.querySelector('[data-test="field-error"]')?.textContent`, 5000, 'a field error');
+  assert.match(error.toLowerCase(), 'command', `the field error mentions the command: ${error}`);
+  await shoot(page, 'editor-error', ['light']);
+});
+
+ui('hostile titles and pipeline names are shown as text, never run', async () => {
+  const { page } = need();
+  const project = (await call('snapshot')).projects[0];
+  const pipeline = await call('savePipeline', {
+    projectId: project.id, name: 'Evil <b>bold</b> pipeline', variables: {},
+    steps: [{ id: 'hello', name: 'Hello <i>there</i>', kind: 'shell', command: 'echo "<script>window.__xss=2</script>"' }],
+  });
+  const title = '<img src=x onerror="window.__xss=1">';
+  const injected = `Array.from(document.querySelectorAll('#main img[src="x"], #main [onerror], #main b, #main i, #main script')).filter((el) => el.matches('img, [onerror], script') || ['bold', 'there'].includes(el.textContent)).length`;
+  const run = await call('startRun', { pipelineId: pipeline.id, issue: { title } });
+  await waitForRun(run.id, ['succeeded', 'failed']);
+
+  await show(page, '#/runs');
+  await page.waitFor(`document.querySelector('#main').textContent.includes('<img src=x')`, 10_000, 'the hostile title as text on Runs');
+  assert.ok(await page.evaluate(`document.querySelector('#main').textContent.includes('<b>bold</b>')`), 'the pipeline name appears literally on Runs');
+  assert.is(await page.evaluate(injected), 0, 'no element made from data on Runs');
+
+  await show(page, `#/runs/${run.id}`);
+  await page.waitFor(`document.querySelector('#main').textContent.includes('<img src=x')`, 10_000, 'the hostile title as text on the run page');
+  await page.waitFor(`document.querySelector('#main').textContent.includes('<script>window.__xss=2</script>')`, 10_000, 'the hostile log line as text');
+  assert.is(await page.evaluate(injected), 0, 'no element made from data on the run page');
+  await sleep(200);
+  assert.is(await page.evaluate('typeof window.__xss'), 'undefined', 'no injected script ran');
+});
+
+ui('every screen renders (screenshots in light and dark)', async () => {
+  const e = need();
+  const { page } = e;
+  const screens: [string, string][] = [
+    ['runs', '#/runs'],
+    ['run', `#/runs/${e.demoRunId ?? 'missing'}`],
+    ['pipelines', '#/pipelines'],
+    ['editor', `#/pipelines/${e.demoPipelineId ?? 'missing'}`],
+    ['triggers', '#/triggers'],
+    ['harnesses', '#/harnesses'],
+    ['channels', '#/channels'],
+    ['inbox', '#/inbox'],
+    ['settings', '#/settings'],
+    ['projects', '#/projects'],
+  ];
+  const broken: string[] = [];
+  for (const [name, hash] of screens) {
+    await show(page, hash);
+    await sleep(150); // screens that read data (a run, its logs) fill in after a call
+    const text = await mainText(page);
+    if (/Something went wrong|Not found|This screen is being built/.test(text)) broken.push(`${hash}: ${text.slice(0, 120)}`);
+    await shoot(page, name);
+  }
+  await show(page, '#/runs');
+  assert.equal(broken, [], `screens that did not render:\n${broken.join('\n')}`);
+});
+
+ui('a 100,000-line log stays small in the DOM', async () => {
+  const { page } = need();
+  const project = (await call('snapshot')).projects[0];
+  const pipeline = await call('savePipeline', {
+    projectId: project.id, name: 'Count', variables: {},
+    steps: [{ id: 'count', name: 'Count', kind: 'shell', command: 'seq 1 100000' }],
+  });
+  const lastLine = `(() => { const log = document.querySelector('[data-test="log"], .log'); return Boolean(log && /(^|\\n)100000(\\n|$)/.test(log.innerText)); })()`;
+  const started = Date.now();
+  const run = await call('startRun', { pipelineId: pipeline.id, issue: { title: 'Count' } });
+  await show(page, `#/runs/${run.id}`);
+  await page.waitFor(lastLine, 30_000, 'the last line (100000) in the log view');
+  const live = Date.now() - started;
+  const liveNodes = await page.evaluate<number>(`document.querySelectorAll('.log *').length`);
+  await waitForRun(run.id, ['succeeded'], 30_000);
+
+  // Opening the finished run's page: one read of the whole log.
+  await show(page, '#/runs');
+  const reopened = Date.now();
+  await show(page, `#/runs/${run.id}`);
+  await page.waitFor(lastLine, 30_000, 'the last line after reopening');
+  const reopen = Date.now() - reopened;
+  const nodes = await page.evaluate<number>(`document.querySelectorAll('.log *').length`);
+  const heap = await page.evaluate<number>(`performance.memory ? Math.round(performance.memory.usedJSHeapSize / 1048576) : -1`);
+  console.log(`  100,000-line log: last line shown ${live} ms after startRun (${liveNodes} log nodes); reopened in ${reopen} ms with ${nodes} log nodes; JS heap ${heap} MB`);
+  await shoot(page, 'run-100k-log', ['light']);
+  assert.ok(nodes < 20_000, `the log holds ${nodes} DOM nodes (limit 20,000)`);
+  assert.ok(liveNodes < 20_000, `the live log held ${liveNodes} DOM nodes (limit 20,000)`);
+});
+
+ui('the page talked only to its own origin and logged no errors', async () => {
+  const { page, origin } = need();
+  const foreign = page.problems.requests.filter((url) => !url.startsWith(`${origin}/`) && url !== origin && !/^(data|blob):/.test(url) && url !== 'about:blank');
+  assert.equal(foreign, [], `requests to other origins:\n${foreign.join('\n')}`);
+  const errors = page.problems.errors.filter((error) => !(error.source === 'network' && expectedFailedRequests.some((part) => error.url?.includes(part))));
+  assert.equal(errors.map((error) => error.text), [], `console errors and exceptions:\n${errors.map((error) => error.text).join('\n')}`);
+  console.log(`  ${page.problems.requests.length} requests, all to ${origin}`);
+});
+
+ui.run();

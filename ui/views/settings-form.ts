@@ -1,0 +1,231 @@
+// Shared helpers of the configuration screens (Triggers, Harnesses, Channels, Settings): labelled
+// fields that can show a validation error where it belongs, buttons that show progress while their
+// action runs, copying to the clipboard, and random secrets. Text goes in only through textContent.
+
+import { h } from '../dom';
+
+let nextId = 0;
+/** A document-unique id for aria-describedby and label targets. */
+export function uniqueId(prefix: string): string {
+  nextId += 1;
+  return `${prefix}-${nextId}`;
+}
+
+type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
+
+interface FieldEntry {
+  controls: HTMLElement[];
+  message: HTMLElement;
+}
+
+/**
+ * The fields of one form and their error messages. Validation errors arrive as an Error whose
+ * message holds one issue per line, `field: message` (a dotted field such as
+ * `webhookServer.port`); `showError` puts each issue at the field registered under that name or
+ * the nearest parent name, and every other line in the form's general message.
+ */
+export class FormFields {
+  private readonly fields = new Map<string, FieldEntry>();
+  /** Errors that belong to no field; place it near the form's buttons. */
+  readonly general = h('p', { class: 'field-error form-error', role: 'alert', hidden: true });
+
+  /**
+   * A labelled control: `<label><span>Label</span>control<small>hint</small><error/></label>`.
+   * `name` is the field name the engine uses in its validation issues.
+   */
+  field(name: string, label: string, control: Control | HTMLElement, hint?: string): HTMLLabelElement {
+    const message = this.register(name, control);
+    return h('label', { class: 'form-field' },
+      h('span', {}, label),
+      control,
+      hint ? h('small', { class: 'meta' }, hint) : null,
+      message);
+  }
+
+  /**
+   * A group of controls under one caption (checkboxes, a row of inputs): a fieldset whose legend
+   * names it, with the error message under it.
+   */
+  group(name: string, legend: string, content: HTMLElement | HTMLElement[], hint?: string): HTMLFieldSetElement {
+    const fieldset = h('fieldset', { class: 'form-group' }, h('legend', {}, legend), content, hint ? h('small', { class: 'meta' }, hint) : null);
+    fieldset.appendChild(this.register(name, fieldset));
+    return fieldset;
+  }
+
+  /** Registers a control under `name` and returns the element that shows its error. */
+  register(name: string, control: HTMLElement): HTMLElement {
+    const id = uniqueId('error');
+    const existing = this.fields.get(name);
+    const message = h('small', { class: 'field-error', id, hidden: true });
+    if (existing) existing.controls.push(control);
+    else this.fields.set(name, { controls: [control], message });
+    const describedBy = control.getAttribute('aria-describedby');
+    control.setAttribute('aria-describedby', describedBy ? `${describedBy} ${id}` : id);
+    return existing ? h('span', { hidden: true }) : message;
+  }
+
+  /** Removes every shown error. */
+  clear(): void {
+    for (const entry of this.fields.values()) {
+      entry.message.hidden = true;
+      entry.message.textContent = '';
+      for (const control of entry.controls) control.removeAttribute('aria-invalid');
+    }
+    this.general.hidden = true;
+    this.general.textContent = '';
+  }
+
+  /**
+   * Shows a failed call's message: each `field: message` line at its field, the rest in
+   * `general`. Focuses the first field in error. Returns true when at least one line found a field.
+   */
+  showError(error: unknown): boolean {
+    this.clear();
+    const text = error instanceof Error ? error.message : String(error);
+    const unplaced: string[] = [];
+    let first: HTMLElement | undefined;
+    for (const line of text.split('\n')) {
+      const match = /^([A-Za-z][\w-]*(?:\.[\w-]+)*): (.+)$/.exec(line.trim());
+      const entry = match ? this.find(match[1]!) : undefined;
+      if (!match || !entry) {
+        if (line.trim()) unplaced.push(line.trim());
+        continue;
+      }
+      entry.message.hidden = false;
+      entry.message.textContent = entry.message.textContent ? `${entry.message.textContent} ${match[2]}` : match[2]!;
+      for (const control of entry.controls) control.setAttribute('aria-invalid', 'true');
+      first ??= entry.controls[0];
+    }
+    const placed = first !== undefined;
+    // A prefix line such as "Trigger not saved:" alone says nothing once the issues sit at their fields.
+    const rest = placed ? unplaced.filter((line) => !line.endsWith(':')) : unplaced;
+    if (rest.length > 0) {
+      this.general.hidden = false;
+      this.general.textContent = rest.join('\n');
+    }
+    if (first) (first.matches('input, select, textarea') ? first : first.querySelector<HTMLElement>('input, select, textarea') ?? first).focus();
+    return placed;
+  }
+
+  /** The entry for `field`, or for its nearest registered parent (`variables.KEY` → `variables`). */
+  private find(field: string): FieldEntry | undefined {
+    const parts = field.split('.');
+    for (let length = parts.length; length > 0; length--) {
+      const entry = this.fields.get(parts.slice(0, length).join('.'));
+      if (entry) return entry;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Runs `action` while `button` shows `busyLabel` and is disabled, then restores it. The caller
+ * handles the result and any error.
+ */
+export async function withBusy<T>(button: HTMLButtonElement, busyLabel: string, action: () => Promise<T>): Promise<T> {
+  const label = button.textContent;
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  button.textContent = busyLabel;
+  try {
+    return await action();
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+    button.textContent = label;
+  }
+}
+
+/** Copies text: the async clipboard when allowed, else a selected hidden textarea. True when copied. */
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    // Denied or unavailable: fall through to the selection copy.
+  }
+  const area = h('textarea', { class: 'offscreen', readonly: true, 'aria-hidden': 'true' });
+  area.value = text;
+  document.body.appendChild(area);
+  area.select();
+  let copied = false;
+  try {
+    copied = document.execCommand('copy');
+  } catch {
+    copied = false;
+  }
+  area.remove();
+  return copied;
+}
+
+/** 24 random bytes as base64url (32 characters): a webhook secret. */
+export function randomSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** The non-empty trimmed lines of a textarea. */
+export function lines(text: string): string[] {
+  return text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+}
+
+/** A checkbox shown as an on/off switch, with its label. */
+export function switchControl(label: string, checked: boolean, attributes: Record<string, string> = {}): { element: HTMLLabelElement; input: HTMLInputElement } {
+  const input = h('input', { type: 'checkbox', role: 'switch', ...attributes });
+  input.checked = checked;
+  return { element: h('label', { class: 'switch' }, input, h('span', {}, label)), input };
+}
+
+/** An <option>; `selected` when it matches `current`. */
+export function option(value: string, text: string, current?: string): HTMLOptionElement {
+  const element = h('option', { value }, text);
+  if (value === current) element.selected = true;
+  return element;
+}
+
+/**
+ * Editable name = value rows (trigger variables). `read()` returns the rows with a name; an
+ * empty list gives `{}`.
+ */
+export function variablesEditor(initial: Record<string, string> | undefined): { element: HTMLElement; read(): Record<string, string> } {
+  const rows = h('div', { class: 'variable-rows' });
+  function addRow(name = '', value = ''): HTMLInputElement {
+    const nameInput = h('input', { type: 'text', 'aria-label': 'Variable name', placeholder: 'name', class: 'variable-name', spellcheck: 'false' });
+    const valueInput = h('input', { type: 'text', 'aria-label': 'Variable value', placeholder: 'value', class: 'variable-value' });
+    nameInput.value = name;
+    valueInput.value = value;
+    const remove = h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Remove variable', title: 'Remove variable' }, '✕');
+    const row = h('div', { class: 'variable-row' }, nameInput, valueInput, remove);
+    remove.addEventListener('click', () => {
+      row.remove();
+      addButton.focus();
+    });
+    rows.appendChild(row);
+    return nameInput;
+  }
+  const addButton = h('button', { type: 'button' }, '+ Add variable');
+  addButton.addEventListener('click', () => addRow().focus());
+  for (const [name, value] of Object.entries(initial ?? {})) addRow(name, value);
+  return {
+    element: h('div', { class: 'variables' }, rows, addButton),
+    read() {
+      const result: Record<string, string> = {};
+      for (const row of rows.querySelectorAll('.variable-row')) {
+        const name = row.querySelector<HTMLInputElement>('.variable-name')!.value.trim();
+        if (name) result[name] = row.querySelector<HTMLInputElement>('.variable-value')!.value;
+      }
+      return result;
+    },
+  };
+}
+
+/** An inline result line after a test: "✓ sent" or "✕ error text". */
+export function resultLine(element: HTMLElement, ok: boolean, text: string): void {
+  element.hidden = false;
+  element.className = ok ? 'test-result ok' : 'test-result error';
+  element.textContent = `${ok ? '✓' : '✕'} ${text}`;
+}
