@@ -288,6 +288,10 @@ ui('hostile titles and pipeline names are shown as text, never run', async () =>
   await page.waitFor(`document.querySelector('#main').textContent.includes('<img src=x')`, 10_000, 'the hostile title as text on the run page');
   await page.waitFor(`document.querySelector('#main').textContent.includes('<script>window.__xss=2</script>')`, 10_000, 'the hostile log line as text');
   assert.is(await page.evaluate(injected), 0, 'no element made from data on the run page');
+
+  await show(page, '#/inbox');
+  await page.waitFor(`document.querySelector('#main').textContent.includes('<img src=x')`, 10_000, 'the hostile title as text in the inbox');
+  assert.is(await page.evaluate(injected), 0, 'no element made from data in the inbox');
   await sleep(200);
   assert.is(await page.evaluate('typeof window.__xss'), 'undefined', 'no injected script ran');
 });
