@@ -7,6 +7,7 @@ import { factoryEventNames } from './core/api';
 import { errorMessage } from './core/errors';
 import { createApi, type DesktopFunctions } from './api';
 import { ChannelService } from './channels/channels';
+import type { DesktopNotify } from './channels/senders';
 import { Inbox } from './channels/inbox';
 import { noticeForRun, noticeForTriggerError } from './channels/message';
 import { EventBatcher } from './engine/batcher';
@@ -40,6 +41,8 @@ export interface StartOptions {
   desktop?: DesktopFunctions;
   /** The built renderer served by remote access (dist/ui). */
   uiRoot: string;
+  /** Shows a native notification (desktop channels); absent in headless mode, where they do nothing. */
+  desktopNotify?: DesktopNotify;
 }
 
 export interface Factory {
@@ -62,7 +65,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const events = new EventHub();
   const batcher = new EventBatcher(events);
   const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
-  const channels = new ChannelService({ config, inbox });
+  const channels = new ChannelService({ config, inbox, ...(options.desktopNotify ? { desktopNotify: options.desktopNotify } : {}) });
   let remote: RemoteAccess | undefined;
   const auth = await RemoteAuth.open({ load: async () => (await store.readRemote()) as RemoteState | undefined, save: (state) => store.writeRemote(state) });
   const harnesses = new HarnessService(config, outputFormats);

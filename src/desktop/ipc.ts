@@ -1,0 +1,105 @@
+// The main-process side of the desktop door: one `factory:<method>` handler per method of the one
+// method list, refusing any sender but our own window, and the pushed events on one channel.
+// Written against small interfaces (IpcMainLike, a send function) so tests drive it with fakes;
+// main.ts passes the real `ipcMain` and `webContents.send`.
+
+import type { FactoryApi, FactoryEventName, MethodName } from '../core/api';
+import { factoryEventNames, methodNames, methods } from '../core/api';
+import { FactoryError, errorMessage } from '../core/errors';
+
+/** The one channel every pushed event travels on, as `{ event, payload }`. */
+export const eventChannel = 'factory:event';
+
+/** The message a request from any frame but our window's main frame is rejected with. */
+export const refusedMessage = 'Refused: this request did not come from the Factory window';
+
+/** The channel of a method: `factory:<method>`. */
+export function channelOf(name: MethodName): string {
+  return `factory:${name}`;
+}
+
+/** What the handlers read of a sender's frame (Electron's WebFrameMain). */
+export interface FrameLike {
+  url: string;
+  top?: unknown;
+  parent?: unknown;
+}
+
+/** What the handlers read of an invoke event (Electron's IpcMainInvokeEvent). */
+export interface IpcEventLike {
+  senderFrame: FrameLike | null;
+  sender: { id: number };
+}
+
+/** The part of Electron's `ipcMain` we use. */
+export interface IpcMainLike {
+  handle(channel: string, listener: (event: IpcEventLike, ...args: any[]) => unknown): void;
+  removeHandler(channel: string): void;
+}
+
+/** A pushed event as it travels on `factory:event`. */
+export interface EventMessage {
+  event: FactoryEventName;
+  payload: unknown;
+}
+
+/**
+ * True when `frame` is a main frame (no parent, or its own top) whose URL is `expectedUrl` itself
+ * or `expectedUrl` followed by a query or hash. A destroyed frame (null) is never trusted.
+ */
+export function isTrustedFrame(frame: FrameLike | null | undefined, expectedUrl: string): boolean {
+  if (!frame || typeof frame.url !== 'string') return false;
+  const isMainFrame = frame.top === frame || (frame.top === undefined && !frame.parent);
+  if (!isMainFrame || frame.parent) return false;
+  if (!frame.url.startsWith(expectedUrl)) return false;
+  const rest = frame.url.slice(expectedUrl.length);
+  return rest === '' || rest.startsWith('?') || rest.startsWith('#');
+}
+
+/**
+ * Checks the renderer's arguments like a remote call (an array of at most `params` values,
+ * `null` standing for an omitted argument) and calls the method. Throws a plain Error with the
+ * message the renderer sees: a FactoryError's message as it is, anything else as
+ * `<method> failed: <message>` (its stack is logged here, never sent).
+ */
+export async function callFromRenderer(api: FactoryApi, name: MethodName, args: unknown): Promise<unknown> {
+  const { params } = methods[name];
+  if (!Array.isArray(args)) throw new Error(`${name}: the arguments must be an array`);
+  if (args.length > params) throw new Error(`${name} takes at most ${params} argument${params === 1 ? '' : 's'}, not ${args.length}`);
+  const method = api[name] as (...values: unknown[]) => Promise<unknown>;
+  try {
+    return await method.apply(api, args.map((value) => (value === null ? undefined : value)));
+  } catch (error) {
+    if (error instanceof FactoryError) throw new Error(error.message);
+    console.error(`${name} failed:`, error);
+    throw new Error(`${name} failed: ${errorMessage(error)}`);
+  }
+}
+
+/**
+ * Registers `factory:<method>` for every method of the list (desktop-only ones included). A request
+ * for which `isOurFrame` is false is refused before the api is touched. Returns a function that
+ * removes every handler again.
+ */
+export function registerIpc(ipcMain: IpcMainLike, api: FactoryApi, isOurFrame: (event: IpcEventLike) => boolean): () => void {
+  for (const name of methodNames) {
+    ipcMain.handle(channelOf(name), (event, ...args: unknown[]) => {
+      if (!isOurFrame(event)) throw new Error(refusedMessage);
+      return callFromRenderer(api, name, args);
+    });
+  }
+  return () => {
+    for (const name of methodNames) ipcMain.removeHandler(channelOf(name));
+  };
+}
+
+/**
+ * Subscribes to every event of the API (navigate included) and sends each on `factory:event` as
+ * `{ event, payload }`. Returns a function that ends every subscription.
+ */
+export function forwardEvents(api: Pick<FactoryApi, 'on'>, send: (channel: string, payload: EventMessage) => void): () => void {
+  const unsubscribes = factoryEventNames.map((event) => api.on(event, (payload: unknown) => send(eventChannel, { event, payload })));
+  return () => {
+    for (const unsubscribe of unsubscribes) unsubscribe();
+  };
+}
