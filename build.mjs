@@ -83,10 +83,14 @@ function launchDesktop() {
   const hasBinary = () => existsSync(join(electronDir, 'path.txt'));
   if (!hasBinary()) {
     console.log('The Electron binary is missing; fetching it (this needs internet access)...');
-    const install = spawn(process.execPath, [join(electronDir, 'install.js')], { stdio: 'inherit' });
+    const install = spawn(process.execPath, [join(electronDir, 'install.js')], { stdio: ['ignore', 'inherit', 'pipe'] });
+    let errors = '';
+    install.stderr.on('data', (chunk) => (errors += chunk));
     install.on('exit', (code) => {
       if (code !== 0 || !hasBinary()) {
-        console.error('Could not download the Electron binary. The desktop app needs it; `npm start` runs Factory headless in the browser instead.');
+        const reason = errors.split('\n').find((line) => /^\w*Error\b|ENOTFOUND|EAI_AGAIN|ECONNREFUSED/.test(line.trim())) ?? `exit code ${code}`;
+        console.error(`Could not download the Electron binary (${reason.trim()}).`);
+        console.error('The desktop app needs it; `npm start` runs Factory headless in the browser instead.');
         process.exit(1);
       }
       start();
