@@ -45,6 +45,8 @@ export interface RunProcessOptions {
   outputLimit?: number;
   /** Each line of stdout ('out') and stderr ('err') as it arrives; see LineSplitter for the cleaning. */
   onLine?: (line: string, stream: 'out' | 'err') => void;
+  /** Called once the process has started, with its pid (= its process group id). */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface ProcessResult {
@@ -226,6 +228,7 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
     if (spawned.pid === undefined) finish(describeSpawnError(error, options));
   });
   if (spawned.pid === undefined) return; // the 'error' event above reports why
+  options.onSpawn?.(spawned.pid);
 
   const deliver = lineDelivery(options.onLine);
   for (const [stream, name] of [[spawned.stdout, 'out'], [spawned.stderr, 'err']] as const) {

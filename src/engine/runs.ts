@@ -6,6 +6,7 @@
 // Active runs (queued, running, waiting) are kept whole in memory; finished runs are kept slim
 // (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
 
+import { readFile } from 'node:fs/promises';
 import type { Issue, LogLine, Pipeline, Project, Run, StepRun } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newRunId } from '../core/ids';
@@ -23,6 +24,22 @@ import type { StepOutcome, StepRunners } from './steps';
 import { prepareWorkspace, removeWorkspace, type CommandRunner } from './workspace';
 
 export const defaultStepTimeoutSec = 3600;
+
+/**
+ * After a crash, the process group of a step that was running may still be alive. It is stopped
+ * only when its leader still carries this run's id in its environment (Linux /proc), so a process
+ * group id reused by an unrelated program is never touched; elsewhere it is left alone.
+ */
+async function stopLeftoverProcessGroup(processGroup: number, runId: string): Promise<void> {
+  if (!Number.isInteger(processGroup) || processGroup <= 1) return;
+  const environment = await readFile(`/proc/${processGroup}/environ`, 'latin1').catch(() => undefined);
+  if (!environment?.split('\0').includes(`FACTORY_RUN_ID=${runId}`)) return;
+  try {
+    process.kill(-processGroup, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
 /** Runs shown in the snapshot. */
 export const snapshotRunCount = 300;
 
@@ -85,6 +102,8 @@ export class RunService {
       if (run.status === 'running') {
         const now = service.now();
         for (const step of run.steps) {
+          if (step.processGroup !== undefined) await stopLeftoverProcessGroup(step.processGroup, run.id);
+          delete step.processGroup;
           if (step.status === 'running') Object.assign(step, { status: 'failed', error: 'interrupted', finishedAt: now });
           else if (step.status === 'pending') step.status = 'skipped';
         }
@@ -408,6 +427,10 @@ export class RunService {
             Object.assign(stepRun, details);
             this.changed(run);
           },
+          started: (processGroup) => {
+            stepRun.processGroup = processGroup;
+            this.options.store.save(run).catch(() => undefined);
+          },
         }).catch((error): StepOutcome => ({ status: 'failed', error: `The step could not run: ${errorMessage(error)}` }));
 
         if (outcome.status === 'waiting') {
@@ -418,10 +441,12 @@ export class RunService {
           this.notify(run, 'run.waiting', `Approval needed: ${step.name}`, stepRun.message);
           return;
         }
+        delete stepRun.processGroup;
         if (outcome.status === 'cancelled' || signal.aborted) {
           Object.assign(stepRun, { status: this.stopping ? 'failed' : 'cancelled', finishedAt: this.now() }, this.stopping ? { error: 'interrupted' } : {});
           return this.stopped(run);
         }
+        delete stepRun.processGroup;
         Object.assign(stepRun, outcome, { finishedAt: this.now() });
         this.changed(run);
         await this.options.store.save(run);

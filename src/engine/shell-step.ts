@@ -67,6 +67,7 @@ export function createShellRunner(run: (options: RunProcessOptions) => Promise<P
         env: environment,
         timeoutMs: attempt.timeoutMs,
         signal: attempt.signal,
+        onSpawn: (pid) => attempt.started(pid),
         onLine: (line, stream) => {
           if (stream === 'err' && line.trim()) lastErrorLine = line.trim().slice(0, 300);
           attempt.log(line, stream);

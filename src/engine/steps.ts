@@ -23,6 +23,8 @@ export interface StepAttempt {
   log(line: string, stream: 'out' | 'err' | 'info'): void;
   /** Stores what the step was given (a rendered prompt or approval message) as soon as it is known. */
   record(details: { prompt?: string; systemPrompt?: string; message?: string }): void;
+  /** Records the process group of the attempt's process (written down, for crash recovery). */
+  started(processGroup: number): void;
 }
 
 export type StepOutcome =

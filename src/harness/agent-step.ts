@@ -69,6 +69,7 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
         env: environment,
         timeoutMs: attempt.timeoutMs,
         signal: attempt.signal,
+        onSpawn: (pid) => attempt.started(pid),
         outputLimit: 1,
         onLine: (line, stream) => {
           lastOutputAt = now();

@@ -1,5 +1,6 @@
 // Restart safety (DESIGN §4) with real processes: a Factory killed with SIGKILL while one run is
 // running, one waits for approval and two are queued, then started again on the same folder.
+import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Run } from '../../src/core/api';
@@ -52,6 +53,16 @@ restart('after SIGKILL: the running run is interrupted, the waiting one can be a
     assert.is(interrupted.error, 'interrupted');
     assert.is(interrupted.steps[0]!.status, 'failed');
     assert.is(interrupted.steps[0]!.error, 'interrupted');
+    assert.is(interrupted.steps[0]!.processGroup, undefined);
+    // The step the killed engine left behind was stopped by the restart (a zombie counts as gone).
+    await waitFor(() => {
+      try {
+        process.kill(leader, 0);
+        return /\) Z/.test(readFileSync(`/proc/${leader}/stat`, 'utf8'));
+      } catch {
+        return true;
+      }
+    }, 5000, 'the orphaned step to be stopped');
 
     assert.is((await waitForStatus(factory, queuedOne.id, ['succeeded'])).steps[0]!.output, 'hello one\n');
     assert.is((await waitForStatus(factory, queuedTwo.id, ['succeeded'])).steps[0]!.output, 'hello two\n');

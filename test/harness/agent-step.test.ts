@@ -194,7 +194,7 @@ stall('an agent that prints nothing for its stall time gets a log line and a not
       runId: 'run_x', step: agent('slow', 'Think', { stallSec: 0.5 as number }), attempt: 1, workspace: dir,
       template: { vars: {}, steps: {}, run: { id: 'run_x' }, project: { name: 'p', path: dir }, workspace: dir },
       environment: { PATH: process.env.PATH! }, secrets: [], timeoutMs: 20_000, signal: new AbortController().signal,
-      log: (line) => lines.push(line), record: () => undefined,
+      log: (line) => lines.push(line), record: () => undefined, started: () => undefined,
     });
     assert.is(outcome.status, 'succeeded');
     assert.is(notices.length, 1);
