@@ -118,23 +118,8 @@ export class FormFields {
   }
 }
 
-/**
- * Runs `action` while `button` shows `busyLabel` and is disabled, then restores it. The caller
- * handles the result and any error.
- */
-export async function withBusy<T>(button: HTMLButtonElement, busyLabel: string, action: () => Promise<T>): Promise<T> {
-  const label = button.textContent;
-  button.disabled = true;
-  button.setAttribute('aria-busy', 'true');
-  button.textContent = busyLabel;
-  try {
-    return await action();
-  } finally {
-    button.disabled = false;
-    button.removeAttribute('aria-busy');
-    button.textContent = label;
-  }
-}
+/** One busy-button helper for every screen (defined beside the other form helpers). */
+export { withBusy } from './form';
 
 /** Copies text: the async clipboard when allowed, else a selected hidden textarea. True when copied. */
 export async function copyText(text: string): Promise<boolean> {
