@@ -20,7 +20,7 @@ import { isAllowedHost, sessionCookie, type RemoteAuth } from './auth';
 import { readJson } from './body';
 import { BadRequestError, ForbiddenError, NotFoundHttpError, UnauthorizedError, sendJson } from './respond';
 import { createRouter, type Route } from './router';
-import { startHttpServer } from './server';
+import { ManagedServer } from './managed-server';
 import type { EventStreamHub } from './sse';
 import { createStaticHandler } from './static';
 
@@ -130,59 +130,43 @@ export function publicBaseUrl(host: string, port: number): string {
 
 /** Starts, stops and restarts the remote access server as settings change, and reports its state. */
 export class RemoteAccess {
-  private running: { close(): Promise<void>; settings: ServerSettings; url: string } | undefined;
-  private error: string | undefined;
-  private enabled = false;
-  private readonly handler: ReturnType<typeof createRemoteHandler>;
+  private readonly server: ManagedServer;
 
   constructor(private readonly options: RemoteOptions) {
-    this.handler = createRemoteHandler(options);
+    this.server = new ManagedServer({
+      name: 'Remote access',
+      handler: createRemoteHandler(options),
+      publicUrl: (settings, boundUrl) => publicBaseUrl(settings.host, Number(new URL(boundUrl).port)),
+      beforeClose: () => options.hub.closeAll(),
+    });
   }
 
   /** Brings the server in line with the settings: started, stopped or restarted on a new address. */
-  async apply(settings: ServerSettings): Promise<void> {
-    this.enabled = settings.enabled;
-    const current = this.running?.settings;
-    if (current && settings.enabled && current.host === settings.host && current.port === settings.port) return;
-    await this.stop();
-    this.error = undefined;
-    if (!settings.enabled) return;
-    try {
-      const server = await startHttpServer({ host: settings.host, port: settings.port, handler: this.handler });
-      this.running = { close: () => server.close(), settings: { ...settings }, url: publicBaseUrl(settings.host, Number(new URL(server.url).port)) };
-      this.error = undefined;
-    } catch (error) {
-      this.error = errorMessage(error);
-    }
+  apply(settings: ServerSettings): Promise<void> {
+    return this.server.apply(settings);
   }
 
-  async stop(): Promise<void> {
-    const running = this.running;
-    this.running = undefined;
-    if (running) {
-      this.options.hub.closeAll();
-      await running.close();
-    }
+  stop(): Promise<void> {
+    return this.server.stop();
   }
 
   status(): RemoteStatus {
-    return {
-      enabled: this.enabled,
-      running: Boolean(this.running),
-      ...(this.running ? { url: this.running.url } : {}),
-      ...(this.error ? { error: this.error } : {}),
-    };
+    const url = this.server.url();
+    const error = this.server.error();
+    return { enabled: this.server.enabled, running: url !== null, ...(url ? { url } : {}), ...(error ? { error } : {}) };
   }
 
   /** The sign-in link, or undefined while the server is not running. */
   pairingLink(): string | undefined {
-    return this.running ? `${this.running.url}/pair?t=${this.options.auth.token}` : undefined;
+    const url = this.server.url();
+    return url ? `${url}/pair?t=${this.options.auth.token}` : undefined;
   }
 
   /** What `remotePairing` returns: the sign-in link, the token and the link as a QR code (SVG). */
   pairing(): RemotePairing {
     const url = this.pairingLink();
-    if (!url) throw new ConflictError(`Remote access is not running${this.error ? `: ${this.error}` : ''}; switch it on in Settings first`);
+    const error = this.server.error();
+    if (!url) throw new ConflictError(`Remote access is not running${error ? `: ${error}` : ''}; switch it on in Settings first`);
     return { url, token: this.options.auth.token, qrSvg: qrToSvg(encodeQr(url)) };
   }
 

@@ -10,12 +10,11 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebhookAnswer, WebhookDelivery, WebhookReceiver } from '../api';
-import type { ServerSettings } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { readBody } from './body';
 import { NotFoundHttpError, sendJson } from './respond';
+import { ManagedServer } from './managed-server';
 import { createRouter, type Route } from './router';
-import { startHttpServer } from './server';
 
 /** Webhook request bodies: about 2 MB (spec, Limits); larger ones are answered 413 and dropped. */
 export const webhookBodyLimit = 2 * 1024 * 1024;
@@ -86,74 +85,8 @@ export interface WebhookServerOptions {
 }
 
 /** Starts, stops and restarts the webhook server as settings change, and reports its state. */
-export class WebhookServer {
-  private running: { close(): Promise<void>; settings: ServerSettings; url: string } | undefined;
-  private failure: string | undefined;
-  /** apply and stop run one at a time, so two quick saves never leave two servers listening. */
-  private queue: Promise<void> = Promise.resolve();
-  private readonly handler: ReturnType<typeof createWebhookHandler>;
-
-  constructor(private readonly options: WebhookServerOptions) {
-    this.handler = createWebhookHandler(options.receive);
-  }
-
-  /**
-   * Brings the server in line with the settings: started, stopped, or restarted on a new host or
-   * port (the same address keeps the running server). Never rejects: a server that cannot listen
-   * is reported by error() and onStartFailed, and the next apply tries again.
-   */
-  apply(settings: ServerSettings): Promise<void> {
-    return this.enqueue(async () => {
-      const current = this.running?.settings;
-      if (current && settings.enabled && current.host === settings.host && current.port === settings.port) return;
-      await this.close();
-      this.failure = undefined;
-      if (!settings.enabled) return;
-      try {
-        const server = await startHttpServer({ host: settings.host, port: settings.port, handler: this.handler });
-        this.running = { close: () => server.close(), settings: { ...settings }, url: server.url };
-      } catch (error) {
-        this.failure = errorMessage(error);
-        this.reportStartFailure(this.failure, settings.port);
-      }
-    });
-  }
-
-  /** Stops listening and drops open connections; error() is cleared. */
-  stop(): Promise<void> {
-    return this.enqueue(async () => {
-      await this.close();
-      this.failure = undefined;
-    });
-  }
-
-  /** The listening base URL (`http://127.0.0.1:7717`, the host as configured), or null when not running. */
-  url(): string | null {
-    return this.running?.url ?? null;
-  }
-
-  /** Why the server is not running although enabled (`Port 7717 on 127.0.0.1 is already in use`); undefined otherwise. */
-  error(): string | undefined {
-    return this.failure;
-  }
-
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(task);
-    this.queue = next.catch((error) => console.error('Webhook server: changing its state failed:', error));
-    return next;
-  }
-
-  private async close(): Promise<void> {
-    const running = this.running;
-    this.running = undefined;
-    await running?.close();
-  }
-
-  private reportStartFailure(message: string, port: number): void {
-    try {
-      this.options.onStartFailed?.(message, port);
-    } catch (error) {
-      console.error('Webhook server: reporting that it could not start failed:', error);
-    }
+export class WebhookServer extends ManagedServer {
+  constructor(options: WebhookServerOptions) {
+    super({ name: 'Webhook server', handler: createWebhookHandler(options.receive), ...(options.onStartFailed ? { onStartFailed: options.onStartFailed } : {}) });
   }
 }

@@ -1,21 +1,8 @@
 // /api/call of a cheap method at 50 connections, against a bare node:http hello-world in the same run.
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import { startTestFactory } from '../helpers/factory';
 import { freePort } from '../helpers/net';
-
-const loadPath = new URL('./load.child.mjs', import.meta.url).pathname;
-
-interface Load { requests: number; errors: number; perSecond: number; p50: number; p99: number }
-
-function load(url: string, method = 'GET', body = '', authorization = ''): Promise<Load> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [loadPath, url, '50', '5', method, body, authorization], (error, stdout) => {
-      if (error) reject(error);
-      else resolve(JSON.parse(stdout.trim().split('\n').at(-1)!));
-    });
-  });
-}
+import { load, type Load } from './load';
 
 const hello = createServer((_request, response) => {
   response.writeHead(200, { 'Content-Type': 'application/json' }).end('{"result":"hello"}');

@@ -1,22 +1,9 @@
 // Webhook deliveries per second at 50 connections, each with a unique key (so each is a durable
 // new run), against a bare node:http hello-world in the same run.
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import { approval, startTestFactory } from '../helpers/factory';
 import { freePort } from '../helpers/net';
-
-const loadPath = new URL('./load.child.mjs', import.meta.url).pathname;
-
-interface Load { requests: number; errors: number; perSecond: number; p50: number; p99: number }
-
-function load(url: string, method = 'GET', body = ''): Promise<Load> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [loadPath, url, '50', '5', method, body], (error, stdout) => {
-      if (error) reject(error);
-      else resolve(JSON.parse(stdout.trim().split('\n').at(-1)!));
-    });
-  });
-}
+import { load, type Load } from './load';
 
 const hello = createServer((_request, response) => {
   response.writeHead(201, { 'Content-Type': 'application/json' }).end('{"issue":"x","created":true}');
