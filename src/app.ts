@@ -164,6 +164,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
       stopping ??= (async () => {
         await remote!.stop();
         await webhooks.stop();
+        await triggers.flush();
         await runs.stop();
         api.close();
         await config.idle();

@@ -314,7 +314,7 @@ export class RunService {
     for (const { controller } of active) controller.abort();
     await Promise.all(active.map(({ done }) => done));
     await this.flushLogs();
-    await this.options.store.flush();
+    await this.options.store.close();
     this.options.batcher.flush();
   }
 

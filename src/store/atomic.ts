@@ -82,7 +82,7 @@ async function replaceFile(path: string, data: string | Uint8Array, options: Ato
     await closing.close();
     await fileSystem.rename(tempPath, path);
     renamed = true;
-    await syncFolder(fileSystem, folder);
+    await syncFolder(folder, fileSystem);
   } finally {
     if (handle) await handle.close().catch(() => undefined);
     if (!renamed) await fileSystem.unlink(tempPath).catch(() => undefined);
@@ -99,8 +99,11 @@ async function currentMode(fileSystem: AtomicFileSystem, path: string): Promise<
   }
 }
 
-/** Makes a rename in `folder` durable. Windows cannot open a folder for this; NTFS journals renames. */
-async function syncFolder(fileSystem: AtomicFileSystem, folder: string): Promise<void> {
+/**
+ * Makes the entries of `folder` (a rename, a new subfolder) durable. Windows cannot open a folder
+ * for this; NTFS journals such changes.
+ */
+export async function syncFolder(folder: string, fileSystem: AtomicFileSystem = defaultFileSystem): Promise<void> {
   if (process.platform === 'win32') return;
   const handle = await fileSystem.open(folder, 'r');
   try {

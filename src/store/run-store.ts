@@ -1,7 +1,15 @@
 // Runs and their logs in the data folder (DESIGN §5):
 //   runs/<run-id>/run.json                      the full run, replaced atomically
 //   runs/<run-id>/logs/<step>.<attempt>.jsonl   one { ts, stream, line } per line; setup: _setup.0.jsonl
+//   runs/journal-<n>.jsonl                      new runs and deletions, until their folders are on disk
 // Every id, step id and attempt is checked before it becomes part of a path.
+//
+// A new run is durable once its line in the creation journal is fsynced; the runs created at the
+// same time share that write and that fsync (group commit). Its run.json is written afterwards by
+// one background writer, oldest first, so a burst of new runs costs one fsync per batch instead of
+// two per run, and the writes that follow cannot crowd out the journal's. A journal is removed
+// once every run it holds has its run.json; after a crash, `loadAll` takes the runs still missing
+// one from the journals and writes them in the same way.
 
 import { readFile as readFileWithCallback } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
@@ -11,7 +19,7 @@ import type { LogLine, Run, RunStatus } from '../core/api';
 import { ValidationError, errorMessage, quote } from '../core/errors';
 import { isId } from '../core/ids';
 import { isPlainObject } from '../core/settings';
-import { removeStaleTempFiles } from './atomic';
+import { removeStaleTempFiles, syncFolder } from './atomic';
 import { CorruptFileError, readTextFile } from './json-file';
 import { readJsonLines, readJsonLinesReport, type JsonlAppender } from './jsonl';
 import type { FileWriter } from './writer';
@@ -30,14 +38,28 @@ const readFileQuickly = promisify(readFileWithCallback);
 const loadConcurrency = 64;
 /** Run folders swept for temp files at once, in the background after `loadAll`. */
 const sweepConcurrency = 8;
-/** Lines a creation journal takes before new runs go to the next one. */
+/** Lines a creation journal takes before new runs go to the next one (unless the options say). */
 const journalRotateLines = 5000;
+
+export interface RunStoreOptions {
+  /** Lines a creation journal takes before new runs go to the next one; tests make it small. */
+  journalRotateLines?: number;
+}
 
 /** A log line as stored: where it belongs is in the file name. */
 interface LogRecord {
   ts: number | undefined;
   stream: LogLine['stream'] | undefined;
   line: string;
+}
+
+/** A run whose creation is (being) journaled and whose run.json is not written yet. */
+interface UnwrittenRun {
+  run: Run;
+  /** The journal holding it. */
+  journal: number;
+  /** The journal write; a run whose write failed was never created and is not written either. */
+  journaled: Promise<unknown>;
 }
 
 /** The lines of one appendLogs call that go to one file. */
@@ -64,6 +86,17 @@ export class RunStore {
   readonly #folders = new Map<string, Promise<void>>();
   readonly #saves = new PendingWork();
   readonly #appends = new PendingWork();
+  /** Deletions under way: a journal holding a deletion stays until its folder is gone. */
+  readonly #deletions = new PendingWork();
+  /** New runs without a run.json yet, oldest first; written by `#writeUnwritten`, one at a time. */
+  readonly #unwritten = new Map<string, UnwrittenRun>();
+  #writingUnwritten = false;
+  /** Set by `close`: the background writer stops after its current write. */
+  #closed = false;
+  /** Called whenever a run leaves `#unwritten` (journal retirement waits on them). */
+  #unwrittenListeners = new Set<() => void>();
+  /** Journals kept for the next start: a run in them could not get its run.json. */
+  readonly #keptJournals = new Set<number>();
   /** The temp file sweep started by the latest `loadAll`; never rejects. */
   #sweep: Promise<void> = Promise.resolve();
   /** The creation journal new runs are appended to (runs/journal-<n>.jsonl), and its line count. */
@@ -72,11 +105,14 @@ export class RunStore {
   /** Older journals, removed once every run they hold has its own durable run.json. */
   #retiring: Promise<void> = Promise.resolve();
 
+  readonly #journalRotateLines: number;
+
   /** `dataDir` is the data folder; `writer` and `appender` are the data store's, shared with its other files. */
-  constructor(dataDir: string, writer: FileWriter, appender: JsonlAppender) {
+  constructor(dataDir: string, writer: FileWriter, appender: JsonlAppender, options: RunStoreOptions = {}) {
     this.#runsDir = join(resolve(dataDir), 'runs');
     this.#writer = writer;
     this.#appender = appender;
+    this.#journalRotateLines = options.journalRotateLines ?? journalRotateLines;
   }
 
   /**
@@ -102,35 +138,96 @@ export class RunStore {
         await this.#ensureFolder(id);
         if (!this.#deleted.has(id)) await write();
       }
+      this.#forgetUnwritten(id);
     });
     return this.#saves.track(id, saving);
   }
 
   /**
    * Makes a new run durable fast: the run is appended to the creation journal and fsynced, sharing
-   * one write and one fsync with every other run created meanwhile (group commit); its run.json is
-   * then written in the background. Resolves once the journal entry is on disk. After a crash,
-   * `loadAll` takes a run from the journal when its run.json never made it.
+   * one write and one fsync with every other run created meanwhile (group commit). Resolves once
+   * the journal entry is on disk; its run.json is written in the background (a `save` meanwhile
+   * writes it sooner). After a crash, `loadAll` takes the run from the journal.
    */
   async create(run: Run): Promise<void> {
     const id: unknown = isPlainObject(run) ? run.id : undefined;
     if (!isId(id, 'run')) throw new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`);
-    const journal = this.#journalFile(this.#journalNumber);
-    if (++this.#journalLines >= journalRotateLines) this.#rotateJournal();
-    await this.#appender.append(journal, [{ run }], { sync: true });
-    this.save(run).catch((error) => console.error(`Writing run ${id} failed: ${errorMessage(error)}`));
+    const journal = this.#journalNumber;
+    if (++this.#journalLines >= this.#journalRotateLines) this.#rotateJournal();
+    const journaled = this.#appender.append(this.#journalFile(journal), [{ run }], { sync: true });
+    // Listed before the write finishes, so the journal cannot be retired under it.
+    this.#unwritten.set(id, { run, journal, journaled });
+    this.#writeUnwritten();
+    await journaled;
   }
 
-  /** Starts a new journal; the old one goes once the runs it holds are written durably. */
+  /**
+   * Writes the run.json of new runs, oldest first, one at a time: a steady trickle that leaves
+   * the disk to the journal's group commits. A run that cannot be written keeps its journal, so
+   * the next start recovers it.
+   */
+  async #writeUnwritten(): Promise<void> {
+    if (this.#writingUnwritten || this.#closed) return;
+    this.#writingUnwritten = true;
+    try {
+      for (let next = this.#unwritten.values().next(); !next.done && !this.#closed; next = this.#unwritten.values().next()) {
+        const { run, journal, journaled } = next.value;
+        if (await journaled.then(() => true, () => false)) {
+          await this.save(run).catch((error) => {
+            this.#keptJournals.add(journal);
+            console.error(`Writing run ${run.id} failed: ${errorMessage(error)}; the next start recovers it from its journal`);
+          });
+        }
+        this.#forgetUnwritten(run.id);
+      }
+    } finally {
+      this.#writingUnwritten = false;
+    }
+  }
+
+  #forgetUnwritten(id: string): void {
+    if (!this.#unwritten.delete(id)) return;
+    for (const listener of this.#unwrittenListeners) listener();
+  }
+
+  /** Resolves once no run held by journal `number` (or an older one) is without its run.json. */
+  #writtenUpTo(number: number): Promise<void> {
+    const done = () => {
+      const oldest = this.#unwritten.values().next();
+      return oldest.done || oldest.value.journal > number;
+    };
+    if (done()) return Promise.resolve();
+    return new Promise((resolvePromise) => {
+      const listener = () => {
+        if (!done()) return;
+        this.#unwrittenListeners.delete(listener);
+        resolvePromise();
+      };
+      this.#unwrittenListeners.add(listener);
+    });
+  }
+
+  /** Starts a new journal; the old one goes once its runs have their run.json. */
   #rotateJournal(): void {
-    const old = this.#journalFile(this.#journalNumber);
+    const old = this.#journalNumber;
     this.#journalNumber += 1;
     this.#journalLines = 0;
+    this.#retireJournal(old);
+  }
+
+  /**
+   * Removes journal `number` once every run it holds has its run.json and every deletion it
+   * records is finished; the runs/ folder is fsynced first, so the run folders' own entries are
+   * durable before the journal that could bring them back goes.
+   */
+  #retireJournal(number: number): void {
     this.#retiring = this.#retiring.then(async () => {
-      await this.#saves.settledAll();
-      await this.#writer.flush();
-      await rm(old, { force: true });
-    }).catch(() => undefined);
+      await this.#writtenUpTo(number);
+      await this.#deletions.settled();
+      if (this.#keptJournals.has(number)) return;
+      await syncFolder(this.#runsDir);
+      await rm(this.#journalFile(number), { force: true });
+    }).catch((error) => console.error(`Removing the run journal ${number} failed: ${errorMessage(error)}`));
   }
 
   #journalFile(number: number): string {
@@ -138,18 +235,22 @@ export class RunStore {
   }
 
   /** The runs and deletions recorded in the creation journals, and the journal numbers found. */
-  async #readJournals(): Promise<{ runs: Map<string, Run>; deleted: Set<string>; numbers: number[] }> {
+  async #readJournals(): Promise<{ runs: Map<string, Run>; journalOf: Map<string, number>; deleted: Set<string>; numbers: number[] }> {
     const runs = new Map<string, Run>();
+    const journalOf = new Map<string, number>();
     const deleted = new Set<string>();
     const names = await readdir(this.#runsDir).catch(() => [] as string[]);
     const numbers = names.map((name) => /^journal-(\d{1,9})\.jsonl$/.exec(name)?.[1]).filter((number): number is string => number !== undefined).map(Number).sort((a, b) => a - b);
     for (const number of numbers) {
       for (const record of await readJsonLines<{ run?: Run; deleted?: string }>(this.#journalFile(number))) {
         if (isPlainObject(record) && typeof record.deleted === 'string') deleted.add(record.deleted);
-        else if (isPlainObject(record) && isPlainObject(record.run) && isId(record.run.id, 'run') && typeof parseRun(record.run.id, JSON.stringify(record.run)) !== 'string') runs.set(record.run.id, record.run);
+        else if (isPlainObject(record) && isPlainObject(record.run) && isId(record.run.id, 'run') && runProblem(record.run, record.run.id) === undefined) {
+          runs.set(record.run.id, record.run as unknown as Run);
+          journalOf.set(record.run.id, number);
+        }
       }
     }
-    return { runs, deleted, numbers };
+    return { runs, journalOf, deleted, numbers };
   }
 
   /**
@@ -193,7 +294,8 @@ export class RunStore {
         onDisk.add(outcome.id);
       }
     }
-    // Runs whose creation reached the journal but whose run.json did not (a crash in between).
+    // Runs whose creation reached the journal but whose run.json did not (a crash in between):
+    // they are written in the background, and their journals stay until they are.
     const recovered = [...journals.runs.values()].filter((run) => !onDisk.has(run.id) && !this.#deleted.has(run.id));
     if (recovered.length > 0) {
       runs = [...runs, ...recovered].sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
@@ -201,13 +303,13 @@ export class RunStore {
       for (let index = problems.length - 1; index >= 0; index--) {
         if ([...recoveredIds].some((id) => problems[index]!.includes(id))) problems.splice(index, 1);
       }
-      await Promise.all(recovered.map((run) => this.save(run)));
+      for (const run of recovered) this.#unwritten.set(run.id, { run, journal: journals.journalOf.get(run.id)!, journaled: Promise.resolve() });
+      this.#writeUnwritten();
     }
-    // New runs go to a fresh journal; the old ones hold nothing that is not in a run.json now.
+    // New runs go to a fresh journal; the old ones go once their runs have their run.json.
     this.#journalNumber = (journals.numbers.at(-1) ?? 0) + 1;
     this.#journalLines = 0;
-    await this.#writer.flush();
-    await Promise.all(journals.numbers.map((number) => rm(this.#journalFile(number), { force: true })));
+    for (const number of journals.numbers) this.#retireJournal(number);
     return { runs, problems };
   }
 
@@ -235,13 +337,18 @@ export class RunStore {
     if (!isId(id, 'run')) throw new ValidationError(`Cannot delete the run ${quote(id)}: it is not a run id.`);
     // From here on no save or append for this id is started, so waiting for those under way suffices.
     this.#deleted.add(id);
+    // Tracked from the start, so a journal holding this deletion is not retired before the folder is gone.
+    await this.#deletions.track(id, this.#deleteNow(id));
+  }
+
+  async #deleteNow(id: string): Promise<void> {
     // Recorded first, so a crash mid-way cannot bring the run back from the creation journal.
     await this.#appender.append(this.#journalFile(this.#journalNumber), [{ deleted: id }], { sync: true });
     this.#journalLines += 1;
     await Promise.all([this.#saves.settled(id), this.#appends.settled(id)]);
     this.#folders.delete(id);
-    // Tracked like a save, so a journal holding this deletion is not retired before the folder is gone.
     await this.#saves.track(id, rm(join(this.#runsDir, id), { recursive: true, force: true }));
+    this.#forgetUnwritten(id);
   }
 
   /**
@@ -323,9 +430,24 @@ export class RunStore {
     return attempts.sort((left, right) => left - right);
   }
 
-  /** Resolves once every save and append made so far, and the temp file sweep, has settled (never rejects). */
+  /**
+   * Resolves once every save and append made so far, every new run's run.json, the temp file
+   * sweep and the removal of retired journals have settled (never rejects).
+   */
   async flush(): Promise<void> {
-    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#sweep, this.#retiring]);
+    await this.#writtenUpTo(Infinity);
+    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#deletions.settledAll(), this.#sweep]);
+    await this.#retiring;
+  }
+
+  /**
+   * Stops for good: waits for the saves, appends and deletions under way, but not for the run.json
+   * files of new runs still to be written: their journals stay, and the next start writes them.
+   * (A burst of thousands of webhooks would otherwise hold up quitting for as long.)
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#deletions.settledAll()]);
   }
 
   #runFile(id: string): string {
@@ -440,12 +562,12 @@ class PendingWork {
   }
 
   /**
-   * Resolves once what is under `key` now has settled; what is added later is not waited for, so
-   * a run that keeps logging cannot keep a reader waiting.
+   * Resolves once what is under `key` (every key, when none is given) now has settled; what is
+   * added later is not waited for, so a run that keeps logging cannot keep a reader waiting.
    */
-  async settled(key: string): Promise<void> {
-    const set = this.#pending.get(key);
-    if (set) await Promise.allSettled([...set]);
+  async settled(key?: string): Promise<void> {
+    const sets = key === undefined ? [...this.#pending.values()] : [this.#pending.get(key) ?? new Set()];
+    await Promise.allSettled(sets.flatMap((set) => [...set]));
   }
 
   /** Resolves once everything under every key, including what is added while waiting, has settled. */

@@ -17,6 +17,12 @@ import type { DataStore } from '../store/data-store';
 import type { IncomingWebhook, TriggerProvider } from './provider';
 
 export const ledgerLimit = 200;
+/**
+ * A trigger's file is saved at most this often for ledger entries alone: the ledger is a record,
+ * not a promise (a 201's promise is its run), so a burst of deliveries costs one write a second,
+ * not one each. A crash can lose the last second of entries; `flush` (at stop) loses nothing.
+ */
+export const ledgerSaveDelayMs = 1000;
 
 /** The answer of a delivery, as the webhook door sends it (spec: webhook endpoint tables). */
 export interface DeliveryAnswer {
@@ -55,6 +61,8 @@ function emptyState(triggerId: string): TriggerState {
 export class TriggerService {
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<() => void>();
+  /** Ledger saves waiting for their time, by trigger id. */
+  private readonly saveTimers = new Map<string, NodeJS.Timeout>();
   private readonly now: () => number;
 
   private constructor(private readonly options: TriggerServiceOptions) {
@@ -148,6 +156,8 @@ export class TriggerService {
     const trigger = this.getTrigger(id);
     await this.options.config.update((config) => ({ config: { ...config, triggers: config.triggers.filter((candidate) => candidate.id !== trigger.id) }, result: undefined }));
     this.entries.delete(trigger.id);
+    clearTimeout(this.saveTimers.get(trigger.id));
+    this.saveTimers.delete(trigger.id);
     await this.options.store.deleteTriggerFile(trigger.id);
     this.changed();
   }
@@ -235,7 +245,7 @@ export class TriggerService {
 
   // ─── State ───
 
-  /** Adds a ledger entry (newest first, at most 200) and saves the state in the background. */
+  /** Adds a ledger entry (newest first, at most 200); the state is saved within `ledgerSaveDelayMs`. */
   private record(triggerId: string, ledgerEntry: LedgerEntry): void {
     const entry = this.entries.get(triggerId);
     if (!entry) return;
@@ -243,14 +253,28 @@ export class TriggerService {
     state.ledger.unshift(ledgerEntry);
     if (state.ledger.length > ledgerLimit) state.ledger.length = ledgerLimit;
     if (ledgerEntry.source !== 'test') state.lastEventAt = ledgerEntry.at;
-    this.persist(triggerId).catch((error) => console.error(`Saving trigger ${triggerId} failed: ${errorMessage(error)}`));
+    if (!this.saveTimers.has(triggerId)) {
+      const timer = setTimeout(() => {
+        this.persist(triggerId).catch((error) => console.error(`Saving trigger ${triggerId} failed: ${errorMessage(error)}`));
+      }, ledgerSaveDelayMs);
+      timer.unref();
+      this.saveTimers.set(triggerId, timer);
+    }
     this.changed();
   }
 
+  /** Saves a trigger's file now (a save that was waiting for its time is done by this one). */
   private persist(triggerId: string): Promise<void> {
+    clearTimeout(this.saveTimers.get(triggerId));
+    this.saveTimers.delete(triggerId);
     const entry = this.entries.get(triggerId);
     if (!entry) return Promise.resolve();
     return this.options.store.writeTriggerFile(triggerId, () => entry.file);
+  }
+
+  /** Saves the ledger entries still waiting for their time; resolves once they are durable. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.saveTimers.keys()].map((triggerId) => this.persist(triggerId)));
   }
 
   /** Before a triggered run is deleted, its key is kept in the trigger's file, durably. */

@@ -1,9 +1,15 @@
 // Webhook deliveries per second at 50 connections, each with a unique key (so each is a durable
-// new run), against a bare node:http hello-world in the same run.
+// new run), against a bare node:http hello-world in the same run. Two pipelines:
+//   queued:   a shell step that holds both run slots, so new runs wait in the queue (a burst of
+//             issues meeting a busy Factory: the delivery path alone);
+//   approval: a single approval step, so every new run also executes at once, up to its gate,
+//             with its inbox item (the delivery path plus the engine's work for each run).
 import { createServer } from 'node:http';
-import { approval, startTestFactory } from '../helpers/factory';
+import { approval, shell, startTestFactory } from '../helpers/factory';
 import { freePort } from '../helpers/net';
 import { load, type Load } from './load';
+
+const only = process.env.WEBHOOK_BENCH; // 'queued' or 'approval' to run one of them
 
 const hello = createServer((_request, response) => {
   response.writeHead(201, { 'Content-Type': 'application/json' }).end('{"issue":"x","created":true}');
@@ -11,22 +17,44 @@ const hello = createServer((_request, response) => {
 await new Promise<void>((resolve) => hello.listen(0, '127.0.0.1', resolve));
 const helloUrl = `http://127.0.0.1:${(hello.address() as { port: number }).port}/`;
 
-const port = await freePort();
-const factory = await startTestFactory({ overrides: { webhookServer: { enabled: true, port } } });
-const pipeline = await factory.pipeline([approval('gate', 'Go?')]);
-const trigger = await factory.api.saveTrigger({ name: 'Bench', kind: 'webhook', enabled: true, pipelineId: pipeline.id, webhookSecret: '' });
+const row = (name: string, result: Load) => console.log(`${name.padEnd(38)} ${result.perSecond.toFixed(0).padStart(7)} req/s   p50 ${result.p50.toFixed(2)} ms   p99 ${result.p99.toFixed(2)} ms   non-2xx ${result.errors}`);
+
+async function hooks(kind: 'queued' | 'approval'): Promise<Load> {
+  const port = await freePort();
+  const factory = await startTestFactory({ overrides: { webhookServer: { enabled: true, port } } });
+  try {
+    const pipeline = kind === 'queued'
+      ? await factory.pipeline([shell('work', 'sleep 60')])
+      : await factory.pipeline([approval('gate', 'Go?')]);
+    const trigger = await factory.api.saveTrigger({ name: 'Bench', kind: 'webhook', enabled: true, pipelineId: pipeline.id, webhookSecret: '' });
+    // No key in the body: every delivery gets a fresh HOOK-<time> key, so each one is a new durable run.
+    const result = await load(`http://127.0.0.1:${port}/hooks/${trigger.id}`, 'POST', '{"title":"Load test issue"}');
+    row(`POST /hooks/<id> (${kind}, new run)`, result);
+    const status = kind === 'queued' ? 'queued' : 'waiting';
+    const count = async (filter: object) => {
+      const found = (await factory.api.listRuns({ ...filter, limit: 10_000 })).length;
+      return found === 10_000 ? '10,000+' : String(found);
+    };
+    console.log(`${''.padEnd(38)} runs created: ${await count({})}, ${status}: ${await count({ status })}`);
+    const stopping = performance.now();
+    await factory.close();
+    console.log(`${''.padEnd(38)} stopped in ${(performance.now() - stopping).toFixed(0)} ms`);
+    return result;
+  } catch (error) {
+    await factory.close();
+    throw error;
+  }
+}
 
 try {
-  const bare = await load(helloUrl);
-  // No key in the body: every delivery gets a fresh HOOK-<time> key, so each one is a new durable run.
-  const hooks = await load(`http://127.0.0.1:${port}/hooks/${trigger.id}`, 'POST', '{"title":"Load test issue"}');
-  const row = (name: string, result: Load) => console.log(`${name.padEnd(34)} ${result.perSecond.toFixed(0).padStart(7)} req/s   p50 ${result.p50.toFixed(2)} ms   p99 ${result.p99.toFixed(2)} ms   non-2xx ${result.errors}`);
   console.log('50 connections, 5 s each, load generator in its own process (2 cores shared)');
+  const bare = await load(helloUrl);
   row('bare node:http hello-world', bare);
-  row('POST /hooks/<id> (new durable run)', hooks);
-  console.log(`ratio ${(hooks.perSecond / bare.perSecond).toFixed(2)} of the bare server (goal >= 0.5, p99 < 50 ms)`);
-  console.log(`runs created: ${(await factory.api.listRuns({ limit: 10_000 })).length}${hooks.requests > 10_000 ? '+' : ''}`);
+  for (const kind of ['queued', 'approval'] as const) {
+    if (only && only !== kind) continue;
+    const result = await hooks(kind);
+    console.log(`${''.padEnd(38)} ratio ${(result.perSecond / bare.perSecond).toFixed(2)} of the bare server (goal >= 0.5, p99 < 50 ms)`);
+  }
 } finally {
   hello.close();
-  await factory.close();
 }

@@ -11,6 +11,7 @@ import { JsonlAppender, type JsonlFileSystem } from '../../src/store/jsonl';
 import { RunStore } from '../../src/store/run-store';
 import { FileWriter } from '../../src/store/writer';
 import { rejects } from '../helpers/assert';
+import { withTimeout } from '../helpers/net';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 
 const runStore = suite('run-store');
@@ -29,8 +30,8 @@ runStore.after.each(async () => {
   removeTempDir(root);
 });
 
-function makeStore(options: { writer?: FileWriter; appender?: JsonlAppender } = {}): RunStore {
-  return new RunStore(dataDir, options.writer ?? new FileWriter(), options.appender ?? appender);
+function makeStore(options: { writer?: FileWriter; appender?: JsonlAppender; journalRotateLines?: number } = {}): RunStore {
+  return new RunStore(dataDir, options.writer ?? new FileWriter(), options.appender ?? appender, { journalRotateLines: options.journalRotateLines });
 }
 
 function makeRun(id = newRunId(), overrides: Partial<Run> = {}): Run {
@@ -399,7 +400,9 @@ runStore('create makes a run durable through the journal; a run whose run.json n
   const reopened = makeStore();
   const { runs, problems } = await reopened.loadAll();
   assert.equal(runs.map((candidate) => candidate.id), [run.id]);
+  assert.equal(runs[0], run);
   assert.equal(problems, []);
+  await reopened.flush();
   assert.equal(await reopened.read(run.id), run, 'its run.json is written again');
   const leftovers = (await fs.readdir(join(dataDir, 'runs'))).filter((name) => name.startsWith('journal-'));
   assert.equal(leftovers, [], 'the old journal is gone once its runs are on disk');
@@ -428,6 +431,136 @@ runStore('many runs created at once share journal writes (group commit) and all 
   await store.flush();
   const { runs: loaded } = await makeStore().loadAll();
   assert.equal(loaded.map((run) => run.id), runs.map((run) => run.id).sort());
+});
+
+/** A file system for FileWriter whose renames (the step that makes a run.json appear) wait for `held` while it is set. */
+function holdingFs(): { fs: AtomicFileSystem; hold(): void; release(): void; inFlight: () => number; maxInFlight: () => number } {
+  let held: { wait: Promise<void>; open(): void } | undefined;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  return {
+    fs: {
+      async open(path, flags, mode) {
+        if (flags === 'wx') maxInFlight = Math.max(maxInFlight, ++inFlight);
+        return fs.open(path, flags, mode);
+      },
+      unlink: (path) => fs.unlink(path),
+      stat: (path) => fs.stat(path),
+      async rename(oldPath, newPath) {
+        await held?.wait;
+        await fs.rename(oldPath, newPath);
+        inFlight -= 1;
+      },
+    },
+    hold: () => (held = gate()),
+    release: () => {
+      held?.open();
+      held = undefined;
+    },
+    inFlight: () => inFlight,
+    maxInFlight: () => maxInFlight,
+  };
+}
+
+async function journals(): Promise<string[]> {
+  return (await fs.readdir(join(dataDir, 'runs'))).filter((name) => name.startsWith('journal-')).sort();
+}
+
+runStore('create resolves once the journal holds the run, before its run.json; a crash then still keeps the run', async () => {
+  const files = holdingFs();
+  files.hold();
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }) });
+  const run = makeRun();
+  await withTimeout(store.create(run), 'create while run.json writes are held', 2000);
+  assert.not.ok(await exists(join(runFolder(run.id), 'run.json')), 'run.json is still being written');
+  const { runs } = await makeStore().loadAll(); // what a start after a crash right now would see
+  assert.equal(runs, [run]);
+  files.release();
+  await store.flush();
+});
+
+runStore('new runs get their run.json from one writer at a time, oldest first', async () => {
+  const files = holdingFs();
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }) });
+  const runs = Array.from({ length: 40 }, () => makeRun());
+  await Promise.all(runs.map((run) => store.create(run)));
+  await store.flush();
+  assert.equal(files.maxInFlight(), 1);
+  for (const run of runs) assert.equal(await store.read(run.id), run);
+});
+
+runStore('a full journal is removed only once every run it holds has its run.json', async () => {
+  const files = holdingFs();
+  files.hold();
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }), journalRotateLines: 3 });
+  const runs = Array.from({ length: 4 }, () => makeRun());
+  for (const run of runs) await store.create(run);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(await journals(), ['journal-1.jsonl', 'journal-2.jsonl'], 'the full journal stays while run.json files are held');
+  files.release();
+  await store.flush();
+  assert.equal(await journals(), ['journal-2.jsonl'], 'the full journal is gone, the current one stays');
+  const { runs: loaded } = await makeStore().loadAll();
+  assert.equal(loaded, runs);
+});
+
+runStore('close does not wait for the run.json files still to be written; the next start has every run and writes them', async () => {
+  const slowFs: AtomicFileSystem = {
+    open: (path, flags, mode) => fs.open(path, flags, mode),
+    unlink: (path) => fs.unlink(path),
+    stat: (path) => fs.stat(path),
+    async rename(oldPath, newPath) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await fs.rename(oldPath, newPath);
+    },
+  };
+  const store = makeStore({ writer: new FileWriter({ fs: slowFs }) });
+  const runs = Array.from({ length: 20 }, () => makeRun());
+  await Promise.all(runs.map((run) => store.create(run)));
+  await store.close();
+  const written = (await fs.readdir(join(dataDir, 'runs'))).filter((name) => name.startsWith('run_'));
+  assert.ok(written.length < runs.length, `only the write under way finished (${written.length} of ${runs.length})`);
+  const reopened = makeStore();
+  const { runs: loaded } = await reopened.loadAll();
+  assert.equal(loaded, runs.sort((left, right) => (left.id < right.id ? -1 : 1)));
+  await reopened.flush();
+  for (const run of runs) assert.equal(await reopened.read(run.id), run);
+  assert.equal(await journals(), []);
+});
+
+runStore('a run whose run.json cannot be written keeps its journal, and the next start recovers it', async () => {
+  let failFor = '';
+  const failing: AtomicFileSystem = {
+    open: (path, flags, mode) => fs.open(path, flags, mode),
+    unlink: (path) => fs.unlink(path),
+    stat: (path) => fs.stat(path),
+    async rename(oldPath, newPath) {
+      if (failFor && newPath.includes(failFor)) throw Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' });
+      await fs.rename(oldPath, newPath);
+    },
+  };
+  const store = makeStore({ writer: new FileWriter({ fs: failing }), journalRotateLines: 2 });
+  const [lost, other, later] = [makeRun(), makeRun(), makeRun()];
+  failFor = lost.id;
+  const errors: unknown[] = [];
+  const originalError = console.error;
+  console.error = (...parts: unknown[]) => errors.push(parts.join(' '));
+  try {
+    await store.create(lost);
+    await store.create(other);
+    await store.create(later);
+    await store.flush();
+  } finally {
+    console.error = originalError;
+  }
+  assert.match(String(errors[0]), new RegExp(`Writing run ${lost.id} failed: EIO.*recovers it from its journal`));
+  assert.equal(await journals(), ['journal-1.jsonl', 'journal-2.jsonl'], 'the journal holding the unwritten run stays');
+  const reopened = makeStore();
+  const { runs } = await reopened.loadAll();
+  assert.equal(runs.map((run) => run.id), [lost.id, other.id, later.id]);
+  await reopened.flush();
+  assert.equal(await reopened.read(lost.id), lost);
+  assert.equal(await journals(), [], 'both journals go once the run is written');
 });
 
 runStore.run();

@@ -144,6 +144,23 @@ hooks('a repeat after a restart is still a duplicate; a deleted run keeps its ke
   context.factory = await startTestFactory();
 });
 
+hooks('the ledger of a burst is saved soon after it, and a stop right after deliveries loses none of them', async (context) => {
+  const { trigger } = context;
+  const file = join(context.factory.dir, 'triggers', `${trigger.id}.json`);
+  const savedLedger = () => (existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { state: { ledger: unknown[] } }).state.ledger.length : 0);
+  const burst = await Promise.all(Array.from({ length: 30 }, (_, index) => deliver(context, { description: `no title ${index}` })));
+  assert.ok(burst.every((answer) => answer.status === 202));
+  await waitFor(() => savedLedger() === 30, 5000, 'the burst in the trigger file');
+  await Promise.all(Array.from({ length: 5 }, () => deliver(context, { title: 'x' }, { token: 'wrong' })));
+  const port = Number(new URL(context.base).port);
+  const dir = context.factory.dir;
+  await context.factory.stop();
+  assert.is(savedLedger(), 35);
+  await setUp(context, dir, port);
+  const ledger = (await context.factory.api.snapshot()).triggerStates[trigger.id]!.ledger;
+  assert.equal(ledger.slice(0, 6).map((entry) => entry.decision), [...Array(5).fill('invalid signature'), 'ignored: no title']);
+});
+
 hooks('trigger methods validate; deleting a trigger deletes its state; a used pipeline cannot be deleted', async (context) => {
   const { factory, trigger } = context;
   await rejects(factory.api.saveTrigger({ name: '', kind: 'webhook', enabled: true, pipelineId: 'pl_nope' }), /name[\s\S]*pipelineId/);
@@ -155,7 +172,7 @@ hooks('trigger methods validate; deleting a trigger deletes its state; a used pi
   assert.equal((await factory.api.pollTrigger(trigger.id)).triggerId, trigger.id);
   await rejects(factory.api.deletePipeline(trigger.pipelineId), /used by the trigger `Inbound`/);
   await deliver(context, { title: 'x', key: 'K' });
-  await waitFor(() => existsSync(join(factory.dir, 'triggers', `${trigger.id}.json`)), 2000, 'the trigger file');
+  await waitFor(() => existsSync(join(factory.dir, 'triggers', `${trigger.id}.json`)), 5000, 'the trigger file');
   await factory.api.deleteTrigger(trigger.id);
   assert.not.ok(existsSync(join(factory.dir, 'triggers', `${trigger.id}.json`)));
   assert.is((await deliver(context, { title: 'x' })).status, 404);
