@@ -5,11 +5,22 @@ export type IdPrefix = 'pl' | 'run' | 'trg' | 'prj' | 'con' | 'ch' | 'inb' | 'hr
 
 const idPattern = /^(pl|run|trg|prj|con|ch|inb|hrn)_[0-9a-z]{16,32}$/;
 
-function randomHex(bytes: number): string {
-  const buffer = new Uint8Array(bytes);
-  globalThis.crypto.getRandomValues(buffer);
+// Random bytes for ids come from a pool refilled 4 KiB at a time: one call to the system's random
+// source per 512 ids instead of one per id (it was 6% of a webhook delivery's CPU). Ids are not
+// secrets; `randomSecret` draws its bytes fresh.
+const pool = new Uint8Array(4096);
+let poolOffset = pool.length;
+const hexOfByte = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
+/** `bytes` random bytes (at most 4096) as lower-case hex. */
+export function randomHex(bytes: number): string {
+  if (poolOffset + bytes > pool.length) {
+    globalThis.crypto.getRandomValues(pool);
+    poolOffset = 0;
+  }
   let hex = '';
-  for (const byte of buffer) hex += byte.toString(16).padStart(2, '0');
+  for (let index = poolOffset; index < poolOffset + bytes; index++) hex += hexOfByte[pool[index]!];
+  poolOffset += bytes;
   return hex;
 }
 

@@ -40,6 +40,20 @@ async function stopLeftoverProcessGroup(processGroup: number, runId: string): Pr
     // Already gone.
   }
 }
+/** Freezes a JSON value and everything in it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** A copy of a run for a caller (runs are JSON; this is faster than structuredClone). */
+function copyRun(run: Run): Run {
+  return JSON.parse(JSON.stringify(run)) as Run;
+}
+
 /** Runs shown in the snapshot. */
 export const snapshotRunCount = 300;
 
@@ -82,6 +96,8 @@ export class RunService {
   private stopping = false;
   /** Called with a run before it is deleted (the trigger service keeps its dedup key). */
   private beforeDelete: ((run: Run) => Promise<void>) | undefined;
+  /** Frozen pipeline snapshots for new runs, by the configuration's pipeline object. */
+  private readonly snapshots = new WeakMap<Pipeline, Pipeline>();
   private readonly now: () => number;
   private readonly runCommand: CommandRunner = (options) => runProcess(options);
 
@@ -193,14 +209,14 @@ export class RunService {
       status: 'queued',
       createdAt: this.now(),
       steps: pipeline.steps.map((step): StepRun => ({ id: step.id, name: step.name, kind: step.kind, status: 'pending', attempt: 0 })),
-      pipeline: structuredClone(pipeline),
+      pipeline: this.snapshotOf(pipeline),
     };
     await this.options.store.create(run);
     this.runs.set(run.id, run);
     this.order.push(run.id);
     this.enqueue(run.id);
     this.changed(run);
-    const queued = structuredClone(run);
+    const queued = copyRun(run);
     this.pump();
     return queued;
   }
@@ -540,6 +556,19 @@ export class RunService {
 
   private secrets(): string[] {
     return this.options.secrets?.() ?? [];
+  }
+
+  /**
+   * The frozen copy of a pipeline that its runs keep. Configuration objects are replaced, never
+   * changed, on every edit, so one copy serves every run started from the same version.
+   */
+  private snapshotOf(pipeline: Pipeline): Pipeline {
+    let snapshot = this.snapshots.get(pipeline);
+    if (!snapshot) {
+      snapshot = deepFreeze(JSON.parse(JSON.stringify(pipeline)) as Pipeline);
+      this.snapshots.set(pipeline, snapshot);
+    }
+    return snapshot;
   }
 
   private currentPipeline(run: Run): Pipeline | undefined {

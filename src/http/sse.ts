@@ -64,9 +64,11 @@ export function stringifyEvent(message: ServerSentEvent): string {
     lines.push(fieldLine('event', message.event));
   }
   if (message.data !== undefined) {
-    for (const line of message.data.split(lineBreak)) lines.push(fieldLine('data', line));
+    // JSON has no raw line breaks: the usual payload is one line, kept without splitting.
+    if (lineBreakCharacter.test(message.data)) for (const line of message.data.split(lineBreak)) lines.push(fieldLine('data', line));
+    else lines.push(fieldLine('data', message.data));
   }
-  return lines.map((line) => line + '\n').join('') + '\n';
+  return lines.length === 0 ? '\n' : lines.join('\n') + '\n\n';
 }
 
 export interface EventStreamOptions {

@@ -1,9 +1,9 @@
 // Atomic file replacement, after npm/write-file-atomic plus a folder fsync (DESIGN §5): a reader
 // (or a restart after a crash) sees either the old content or the new, never a mix or a truncation.
 
-import { randomBytes } from 'node:crypto';
 import * as nodeFileSystem from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { randomHex } from '../core/ids';
 
 /** The few file operations an atomic write needs; `node:fs/promises` fits it. Tests inject faults here. */
 export interface AtomicFileSystem {
@@ -68,7 +68,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
 async function replaceFile(path: string, data: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
   const fileSystem = options.fs ?? defaultFileSystem;
   const folder = dirname(path);
-  const tempPath = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const tempPath = join(folder, `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
   const mode = options.mode ?? (await currentMode(fileSystem, path));
   let handle: AtomicFileHandle | undefined;
   let renamed = false;

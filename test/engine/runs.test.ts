@@ -50,6 +50,23 @@ runs('startRun refuses what it cannot run, with clear errors', async ({ factory 
   assert.equal(await factory.api.listRuns(), []);
 });
 
+runs('a run keeps the pipeline it started with: editing the pipeline, or the returned copy, changes nothing', async ({ factory }) => {
+  const pipeline = await factory.pipeline([approval('gate', 'First version?')]);
+  const first = await factory.api.startRun({ pipelineId: pipeline.id });
+  const second = await factory.api.startRun({ pipelineId: pipeline.id });
+  first.pipeline!.steps[0]!.name = 'changed by the caller';
+  first.variables.extra = 'changed by the caller';
+  await factory.api.savePipeline({ ...pipeline, steps: [approval('gate', 'Second version?')] });
+  const third = await factory.api.startRun({ pipelineId: pipeline.id });
+  for (const run of [first, second]) {
+    const stored = await factory.waitForRun(run.id, ['waiting']);
+    assert.is((stored.pipeline!.steps[0] as { message: string }).message, 'First version?');
+    assert.is(stored.pipeline!.steps[0]!.name, 'gate');
+    assert.equal(stored.variables, {});
+  }
+  assert.is(((await factory.waitForRun(third.id, ['waiting'])).pipeline!.steps[0] as { message: string }).message, 'Second version?');
+});
+
 runs('shell steps log stdout and stderr, keep stdout as output, and record the exit code', async ({ factory }) => {
   const pipeline = await factory.pipeline([shell('talk', 'echo hello; echo oops >&2; printf "no newline"'), shell('fail', 'exit 3', { continueOnError: true }), shell('after', 'echo still here')]);
   const run = await factory.api.startRun({ pipelineId: pipeline.id });
