@@ -193,8 +193,23 @@ export class RunService {
 
   // ─── Starting and deciding ───
 
-  /** Validates, snapshots the pipeline, writes the run durably, queues it. */
+  /** Validates, snapshots the pipeline, writes the run durably, queues it; returns it as queued. */
   async startRun(input: unknown, origin: { triggerId?: string } = {}): Promise<Run> {
+    const run = await this.createRun(input, origin);
+    const queued = copyRun(run);
+    this.admit(run);
+    return queued;
+  }
+
+  /** startRun without the copy of the run: resolves with its id (what a webhook delivery needs). */
+  async queueRun(input: unknown, origin: { triggerId?: string } = {}): Promise<string> {
+    const run = await this.createRun(input, origin);
+    this.admit(run);
+    return run.id;
+  }
+
+  /** A new run from a start request, written durably (not yet known to the service). */
+  private async createRun(input: unknown, origin: { triggerId?: string }): Promise<Run> {
     if (this.stopping) throw new ConflictError('Factory is stopping; the run was not started');
     const request = validateStartRequest(input);
     const pipeline = this.options.config.getPipeline(request.pipelineId);
@@ -212,13 +227,16 @@ export class RunService {
       pipeline: this.snapshotOf(pipeline),
     };
     await this.options.store.create(run);
+    return run;
+  }
+
+  /** Makes a durable new run known, announces it and queues it. */
+  private admit(run: Run): void {
     this.runs.set(run.id, run);
     this.order.push(run.id);
     this.enqueue(run.id);
     this.changed(run);
-    const queued = copyRun(run);
     this.pump();
-    return queued;
   }
 
   async approveStep(runId: unknown, stepId: unknown, approved: unknown, comment?: unknown, selected?: unknown): Promise<void> {

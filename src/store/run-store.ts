@@ -38,6 +38,14 @@ const readFileQuickly = promisify(readFileWithCallback);
 const loadConcurrency = 64;
 /** Run folders swept for temp files at once, in the background after `loadAll`. */
 const sweepConcurrency = 8;
+/** The pause in new runs that the background writer waits for before writing their run.json. */
+const quietBeforeWritingMs = 250;
+/**
+ * Beyond this many runs without a run.json, the background writer works even while new runs keep
+ * coming: it bounds what the journals hold, and so what a start after a crash must read (about
+ * a second for this many).
+ */
+const maxUnwrittenRuns = 50_000;
 /** Lines a creation journal takes before new runs go to the next one (unless the options say). */
 const journalRotateLines = 5000;
 
@@ -93,6 +101,12 @@ export class RunStore {
   #writingUnwritten = false;
   /** Set by `close`: the background writer stops after its current write. */
   #closed = false;
+  /** When the latest run was created (performance.now()): the background writer waits for a pause. */
+  #lastCreated = -Infinity;
+  /** Callers of `flush` waiting: the background writer does not wait for a pause meanwhile. */
+  #hurry = 0;
+  /** Ends the background writer's wait for a pause at once. */
+  #wake: (() => void) | undefined;
   /** Called whenever a run leaves `#unwritten` (journal retirement waits on them). */
   #unwrittenListeners = new Set<() => void>();
   /** Journals kept for the next start: a run in them could not get its run.json. */
@@ -157,13 +171,15 @@ export class RunStore {
     const journaled = this.#appender.append(this.#journalFile(journal), [{ run }], { sync: true });
     // Listed before the write finishes, so the journal cannot be retired under it.
     this.#unwritten.set(id, { run, journal, journaled });
+    this.#lastCreated = performance.now();
     this.#writeUnwritten();
     await journaled;
   }
 
   /**
-   * Writes the run.json of new runs, oldest first, one at a time: a steady trickle that leaves
-   * the disk to the journal's group commits. A run that cannot be written keeps its journal, so
+   * Writes the run.json of new runs, oldest first, one at a time, once new runs stop coming for a
+   * moment (or the backlog is very large, or `flush` waits): while a burst lasts, the disk and the
+   * CPU stay with the journal's group commits. A run that cannot be written keeps its journal, so
    * the next start recovers it.
    */
   async #writeUnwritten(): Promise<void> {
@@ -171,6 +187,19 @@ export class RunStore {
     this.#writingUnwritten = true;
     try {
       for (let next = this.#unwritten.values().next(); !next.done && !this.#closed; next = this.#unwritten.values().next()) {
+        const busyFor = quietBeforeWritingMs - (performance.now() - this.#lastCreated);
+        if (busyFor > 0 && this.#hurry === 0 && this.#unwritten.size < maxUnwrittenRuns) {
+          await new Promise<void>((resolvePromise) => {
+            const timer = setTimeout(wake, busyFor);
+            function wake() {
+              clearTimeout(timer);
+              resolvePromise();
+            }
+            this.#wake = wake;
+          });
+          this.#wake = undefined;
+          continue;
+        }
         const { run, journal, journaled } = next.value;
         if (await journaled.then(() => true, () => false)) {
           await this.save(run).catch((error) => {
@@ -435,7 +464,13 @@ export class RunStore {
    * sweep and the removal of retired journals have settled (never rejects).
    */
   async flush(): Promise<void> {
-    await this.#writtenUpTo(Infinity);
+    this.#hurry += 1;
+    this.#wake?.();
+    try {
+      await this.#writtenUpTo(Infinity);
+    } finally {
+      this.#hurry -= 1;
+    }
     await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#deletions.settledAll(), this.#sweep]);
     await this.#retiring;
   }
@@ -447,6 +482,7 @@ export class RunStore {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#wake?.();
     await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#deletions.settledAll()]);
   }
 

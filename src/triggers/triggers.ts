@@ -225,13 +225,13 @@ export class TriggerService {
       return { status: 200, body: { issue: key, created: false } };
     }
     const issue = { ...verdict.issue, key };
-    const starting = this.options.runs.startRun({ pipelineId: trigger.pipelineId, issue, variables: trigger.variables ?? {} }, { triggerId: trigger.id });
+    const starting = this.options.runs.queueRun({ pipelineId: trigger.pipelineId, issue, variables: trigger.variables ?? {} }, { triggerId: trigger.id });
     entry.starting.set(key, starting);
     try {
-      const run = await starting;
+      const runId = await starting;
       entry.processed.add(key);
       entry.file.state.processedCount = entry.processed.size;
-      this.record(trigger.id, { at, source: 'webhook', key, decision: `started ${run.id}`, runId: run.id });
+      this.record(trigger.id, { at, source: 'webhook', key, decision: `started ${runId}`, runId });
       return { status: 201, body: { issue: key, created: true } };
     } catch (error) {
       const message = errorMessage(error);
