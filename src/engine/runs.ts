@@ -2,7 +2,8 @@
 //
 // A run's life: queued → running (workspace, then steps in order) → waiting (an approval step;
 // the run gives up its slot) → queued again once approved → ... → succeeded | failed |
-// cancelled | rejected. Every transition is written to runs/<id>/run.json before it is announced.
+// cancelled | rejected. A new run is durable before startRun resolves (the run store's journal);
+// after that it is written before it does anything outside Factory, and when it waits or finishes.
 // Active runs (queued, running, waiting) are kept whole in memory; finished runs are kept slim
 // (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
 
@@ -421,7 +422,10 @@ export class RunService {
     const pipeline = run.pipeline!;
     const project = this.options.config.current.projects.find((candidate) => candidate.id === run.projectId);
     if (!project) return this.finish(run, 'failed', `The project of pipeline ${quote(run.pipelineName)} no longer exists`);
-    await this.options.store.save(run);
+    // The run is written as running before anything it does outside Factory (a worktree, a setup
+    // command, a step's process), so a crash meanwhile ends it as interrupted; an approval step
+    // does nothing outside, and is written once it waits.
+    if (!run.workspace && (project.worktrees || project.setupCommand?.trim())) await this.options.store.save(run);
 
     if (!run.workspace) {
       try {
@@ -448,7 +452,7 @@ export class RunService {
         for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message'] as const) delete stepRun[key];
         Object.assign(stepRun, { attempt, status: 'running', startedAt: this.now() });
         this.changed(run);
-        await this.options.store.save(run); // after a crash, the step that was running is known
+        if (step.kind !== 'approval') await this.options.store.save(run); // after a crash, the step that was running is known
         const timeoutMs = (step.timeoutSec ?? defaultStepTimeoutSec) * 1000;
         const template = this.templateContext(run, project, run.workspace);
         const outcome: StepOutcome = await this.options.runners[step.kind]({
