@@ -78,6 +78,10 @@ reliability('SIGKILL mid-load, restart, resend: one run per key, and every file 
         for (const line of complete) if (line) JSON.parse(line);
       }
     }
+    // Killed again with run.json files still to write: the journals bring every run back.
+    factory = await startChildFactory(childPath, dir);
+    const again: Run[] = await factory.call('listRuns', { limit: 10_000 });
+    assert.equal(again.map((run) => run.issue!.key!).sort(), [...uniqueKeys].sort(), 'a second start has every run once');
   } finally {
     await factory?.kill('SIGKILL');
     removeTempDir(dir);
