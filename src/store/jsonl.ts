@@ -107,6 +107,19 @@ export class JsonlAppender {
     }
   }
 
+  /**
+   * Waits for the appends to `path` made so far, then closes its file, if open (before it is
+   * deleted: an open descriptor would keep its space on disk). A later append opens it again.
+   */
+  async closeFile(path: string): Promise<void> {
+    const target = this.#targets.get(path) ?? this.#targets.get(resolve(path));
+    if (!target) return;
+    while (target.draining) await target.draining;
+    if (this.#targets.get(target.path) !== target || target.waiters.length > 0) return;
+    this.#targets.delete(target.path);
+    await this.#closeHandle(target);
+  }
+
   /** Waits for pending appends, then closes every open file. */
   async close(): Promise<void> {
     await this.flush();

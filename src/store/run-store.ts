@@ -255,6 +255,7 @@ export class RunStore {
       await this.#deletions.settled();
       if (this.#keptJournals.has(number)) return;
       await syncFolder(this.#runsDir);
+      await this.#appender.closeFile(this.#journalFile(number));
       await rm(this.#journalFile(number), { force: true });
     }).catch((error) => console.error(`Removing the run journal ${number} failed: ${errorMessage(error)}`));
   }

@@ -127,6 +127,24 @@ jsonl('a write that fails half way is reported, and later appends still land on 
   assert.equal(await readJsonLinesReport(path), { records: [{ a: 1 }, { a: 3 }], skipped: 1, tornLastLine: false });
 });
 
+jsonl('closeFile waits for the appends under way, closes that file only, and a later append opens it again', async () => {
+  const { fileSystem, counts } = countingFileSystem();
+  const appender = new JsonlAppender({ fs: fileSystem });
+  const [first, second] = [join(folder, 'first.jsonl'), join(folder, 'second.jsonl')];
+  await appender.append(second, ['kept open']);
+  const pending = appender.append(first, ['one']);
+  await appender.closeFile(first);
+  await pending;
+  assert.equal([counts.opens, counts.closes], [2, 1], 'first is closed, second stays open');
+  assert.equal(await readJsonLines(first), ['one']);
+  await appender.append(first, ['two']);
+  assert.equal(await readJsonLines(first), ['one', 'two']);
+  assert.is(counts.opens, 3);
+  await appender.closeFile(join(folder, 'never-written.jsonl'));
+  await appender.close();
+  assert.is(counts.open, 0);
+});
+
 jsonl('many appends in one tick become one write', async () => {
   const path = join(folder, 'log.jsonl');
   const { fileSystem, counts } = countingFileSystem();

@@ -500,6 +500,10 @@ runStore('a full journal is removed only once every run it holds has its run.jso
   files.release();
   await store.flush();
   assert.equal(await journals(), ['journal-2.jsonl'], 'the full journal is gone, the current one stays');
+  if (process.platform === 'linux') {
+    const open = await Promise.all((await fs.readdir('/proc/self/fd')).map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+    assert.not.ok(open.some((target) => target.includes('journal-1.jsonl')), 'no descriptor keeps the removed journal');
+  }
   const { runs: loaded } = await makeStore().loadAll();
   assert.equal(loaded, runs);
 });
