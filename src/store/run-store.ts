@@ -49,9 +49,11 @@ const maxUnwrittenRuns = 50_000;
 /** Lines a creation journal takes before new runs go to the next one (unless the options say). */
 const journalRotateLines = 5000;
 
+/** Tests make these small; the defaults are the constants above. */
 export interface RunStoreOptions {
-  /** Lines a creation journal takes before new runs go to the next one; tests make it small. */
   journalRotateLines?: number;
+  quietBeforeWritingMs?: number;
+  maxUnwrittenRuns?: number;
 }
 
 /** A log line as stored: where it belongs is in the file name. */
@@ -120,6 +122,8 @@ export class RunStore {
   #retiring: Promise<void> = Promise.resolve();
 
   readonly #journalRotateLines: number;
+  readonly #quietBeforeWritingMs: number;
+  readonly #maxUnwrittenRuns: number;
 
   /** `dataDir` is the data folder; `writer` and `appender` are the data store's, shared with its other files. */
   constructor(dataDir: string, writer: FileWriter, appender: JsonlAppender, options: RunStoreOptions = {}) {
@@ -127,6 +131,8 @@ export class RunStore {
     this.#writer = writer;
     this.#appender = appender;
     this.#journalRotateLines = options.journalRotateLines ?? journalRotateLines;
+    this.#quietBeforeWritingMs = options.quietBeforeWritingMs ?? quietBeforeWritingMs;
+    this.#maxUnwrittenRuns = options.maxUnwrittenRuns ?? maxUnwrittenRuns;
   }
 
   /**
@@ -172,6 +178,7 @@ export class RunStore {
     // Listed before the write finishes, so the journal cannot be retired under it.
     this.#unwritten.set(id, { run, journal, journaled });
     this.#lastCreated = performance.now();
+    if (this.#unwritten.size >= this.#maxUnwrittenRuns) this.#wake?.();
     this.#writeUnwritten();
     await journaled;
   }
@@ -187,8 +194,8 @@ export class RunStore {
     this.#writingUnwritten = true;
     try {
       for (let next = this.#unwritten.values().next(); !next.done && !this.#closed; next = this.#unwritten.values().next()) {
-        const busyFor = quietBeforeWritingMs - (performance.now() - this.#lastCreated);
-        if (busyFor > 0 && this.#hurry === 0 && this.#unwritten.size < maxUnwrittenRuns) {
+        const busyFor = this.#quietBeforeWritingMs - (performance.now() - this.#lastCreated);
+        if (busyFor > 0 && this.#hurry === 0 && this.#unwritten.size < this.#maxUnwrittenRuns) {
           await new Promise<void>((resolvePromise) => {
             const timer = setTimeout(wake, busyFor);
             function wake() {

@@ -8,10 +8,11 @@ import { newRunId } from '../../src/core/ids';
 import type { AtomicFileSystem } from '../../src/store/atomic';
 import { CorruptFileError } from '../../src/store/json-file';
 import { JsonlAppender, type JsonlFileSystem } from '../../src/store/jsonl';
-import { RunStore } from '../../src/store/run-store';
+import { RunStore, type RunStoreOptions } from '../../src/store/run-store';
 import { FileWriter } from '../../src/store/writer';
 import { rejects } from '../helpers/assert';
 import { withTimeout } from '../helpers/net';
+import { waitFor } from '../helpers/temp';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 
 const runStore = suite('run-store');
@@ -30,8 +31,9 @@ runStore.after.each(async () => {
   removeTempDir(root);
 });
 
-function makeStore(options: { writer?: FileWriter; appender?: JsonlAppender; journalRotateLines?: number } = {}): RunStore {
-  return new RunStore(dataDir, options.writer ?? new FileWriter(), options.appender ?? appender, { journalRotateLines: options.journalRotateLines });
+function makeStore(options: { writer?: FileWriter; appender?: JsonlAppender } & RunStoreOptions = {}): RunStore {
+  const { writer, appender: ownAppender, ...storeOptions } = options;
+  return new RunStore(dataDir, writer ?? new FileWriter(), ownAppender ?? appender, storeOptions);
 }
 
 function makeRun(id = newRunId(), overrides: Partial<Run> = {}): Run {
@@ -487,6 +489,36 @@ runStore('new runs get their run.json from one writer at a time, oldest first', 
   await store.flush();
   assert.equal(files.maxInFlight(), 1);
   for (const run of runs) assert.equal(await store.read(run.id), run);
+});
+
+async function runFilesWritten(): Promise<number> {
+  const names = await fs.readdir(join(dataDir, 'runs')).catch(() => [] as string[]);
+  const written = await Promise.all(names.filter((name) => name.startsWith('run_')).map((name) => exists(join(runFolder(name), 'run.json'))));
+  return written.filter(Boolean).length;
+}
+
+runStore('run.json files wait while new runs keep coming, and are written once they pause', async () => {
+  const store = makeStore({ quietBeforeWritingMs: 1000 });
+  const runs: Run[] = [];
+  for (let index = 0; index < 8; index++) {
+    runs.push(makeRun());
+    await store.create(runs.at(-1)!);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.is(await runFilesWritten(), 0, 'nothing is written during the burst');
+  await waitFor(async () => (await runFilesWritten()) === runs.length, 5000, 'the run.json files after the pause');
+  for (const run of runs) assert.equal(await store.read(run.id), run);
+});
+
+runStore('a large backlog is written even while new runs keep coming', async () => {
+  const store = makeStore({ quietBeforeWritingMs: 60_000, maxUnwrittenRuns: 3 });
+  for (let index = 0; index < 12; index++) {
+    await store.create(makeRun());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await waitFor(async () => (await runFilesWritten()) >= 9, 5000, 'all but the last few run.json files');
+  await store.flush();
+  assert.is(await runFilesWritten(), 12, 'flush does not wait for a pause');
 });
 
 runStore('a full journal is removed only once every run it holds has its run.json', async () => {
