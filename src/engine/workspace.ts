@@ -74,8 +74,8 @@ export function worktreeBranch(runId: string): string {
  * worktrees are off. A retried run reuses its worktree, or its branch when only the branch is left.
  * Throws WorkspaceError, with the reason and git's last error line, when the project folder is
  * missing, is not a git repository or has no commits while worktrees are on, git fails, or the
- * setup command fails, times out or is cancelled. The setup log ends with "Setup finished in …" or
- * "Setup failed: …".
+ * setup command fails, times out or is cancelled. The setup log ends with "Setup finished in …"
+ * (none is written for a project folder used as it is, with no setup command) or "Setup failed: …".
  */
 export async function prepareWorkspace(options: PrepareOptions): Promise<string> {
   const now = options.now ?? Date.now;
@@ -85,7 +85,8 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<string>
     const workspace = options.project.worktrees ? await prepareWorktree(options) : resolve(options.project.path);
     const command = options.project.setupCommand?.trim();
     if (command) await runSetupCommand(options, command, workspace);
-    options.log(`Setup finished in ${formatDuration(now() - started)}`, 'info');
+    // A project folder used as it is needs no setup, and gets no setup log.
+    if (options.project.worktrees || command) options.log(`Setup finished in ${formatDuration(now() - started)}`, 'info');
     return workspace;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

@@ -11,8 +11,8 @@
 // once every run it holds has its run.json; after a crash, `loadAll` takes the runs still missing
 // one from the journals and writes them in the same way.
 
-import { readFile as readFileWithCallback } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir as mkdirWithCallback, readFile as readFileWithCallback } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { LogLine, Run, RunStatus } from '../core/api';
@@ -506,7 +506,7 @@ export class RunStore {
   #ensureFolder(id: string): Promise<void> {
     let ready = this.#folders.get(id);
     if (!ready) {
-      const creating = mkdir(join(this.#runsDir, id), { recursive: true }).then(() => undefined);
+      const creating = makeFolder(join(this.#runsDir, id));
       creating.catch(() => {
         if (this.#folders.get(id) === creating) this.#folders.delete(id);
       });
@@ -526,6 +526,21 @@ export class RunStore {
     }
     const outcome = parseRun(id, text);
     return typeof outcome === 'string' ? new CorruptFileError(path, outcome).message : outcome;
+  }
+}
+
+// The callback API, and a plain mkdir first: `fs/promises` mkdir with `recursive` takes about
+// four times as long on Node 20, and run folders are made one per run.
+const mkdirQuickly = promisify(mkdirWithCallback);
+
+/** Makes `folder` (its parent too, only when missing); one that already exists is fine. */
+async function makeFolder(folder: string): Promise<void> {
+  try {
+    await mkdirQuickly(folder);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') await mkdirQuickly(folder, { recursive: true });
+    else if (code !== 'EEXIST') throw error;
   }
 }
 

@@ -196,6 +196,14 @@ workspace('without worktrees the workspace is the project folder and setup runs 
   assert.is(readFileSync(join(context.repository, 'marker.txt'), 'utf8'), 'ok\n');
   assert.not.ok(existsSync(context.worktreesDir), 'no worktree folder was made');
   assert.equal(context.calls.map((call) => call.command), ['/bin/sh'], 'git was not run');
+  assert.match(logText(context, 'info').at(-1)!, /^Setup finished in/);
+});
+
+workspace('a project folder used as it is needs no setup and leaves the setup log empty', async (context) => {
+  mkdirSync(context.repository);
+  assert.is(await prepareWorkspace(options(context, project(context.repository, { worktrees: false }))), context.repository);
+  assert.equal(context.calls, []);
+  assert.equal(context.logs, []);
 });
 
 workspace('preparing the same run again reuses its worktree and keeps the work in it', async (context) => {
