@@ -19,11 +19,12 @@ jsonl.after.each(async () => {
 
 /** The real file system, counting opens, closes, writes and syncs; `failWrite` makes a write throw. */
 function countingFileSystem(failWrite: (data: string) => boolean = () => false) {
-  const counts = { opens: 0, closes: 0, writes: 0, syncs: 0, open: 0, mostOpen: 0 };
+  const counts = { opens: 0, closes: 0, writes: 0, syncs: 0, open: 0, mostOpen: 0, flags: [] as string[] };
   const fileSystem: JsonlFileSystem = {
     mkdir: (path, options) => fs.mkdir(path, options),
     async open(path, flags) {
       const handle = await fs.open(path, flags);
+      counts.flags.push(flags);
       counts.opens += 1;
       counts.open += 1;
       counts.mostOpen = Math.max(counts.mostOpen, counts.open);
@@ -172,18 +173,21 @@ jsonl('appends arriving while a write is under way share the next write', async 
   assert.is((await readJsonLines(path)).length, 200);
 });
 
-jsonl('sync asks the disk to keep the records only when wanted', async () => {
+jsonl('sync asks the disk to keep the records only when wanted: synchronous mode for a file opened for it, else an fsync', async () => {
   const { fileSystem, counts } = countingFileSystem();
   const appender = new JsonlAppender({ fs: fileSystem });
   await appender.append(join(folder, 'log.jsonl'), [{ a: 1 }]);
-  assert.is(counts.syncs, 0);
-  await appender.append(join(folder, 'inbox.jsonl'), [{ a: 1 }], { sync: true });
-  assert.is(counts.syncs, 1);
+  assert.equal([counts.flags, counts.syncs], [['a+'], 0], 'a plain append neither syncs nor opens in synchronous mode');
+  await appender.append(join(folder, 'log.jsonl'), [{ a: 2 }], { sync: true });
+  assert.is(counts.syncs, 1, 'a file already open in plain mode is fsynced');
+  await appender.append(join(folder, 'journal.jsonl'), [{ a: 1 }], { sync: true });
+  assert.equal([counts.flags, counts.syncs], [['a+', 'as+'], 1], 'a file opened for a synced append is in synchronous mode');
   const durable = new JsonlAppender({ fs: fileSystem, sync: true });
   await durable.append(join(folder, 'inbox.jsonl'), [{ a: 2 }]);
-  assert.is(counts.syncs, 2);
+  assert.equal(counts.flags.at(-1), 'as+', 'the default applies');
   await appender.close();
   await durable.close();
+  assert.equal(await readJsonLines(join(folder, 'journal.jsonl')), [{ a: 1 }]);
 });
 
 jsonl('keeps at most the allowed number of files open, closing the least recently used', async () => {
