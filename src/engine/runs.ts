@@ -41,6 +41,7 @@ async function stopLeftoverProcessGroup(processGroup: number, runId: string): Pr
     // Already gone.
   }
 }
+
 /** Freezes a JSON value and everything in it. */
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {

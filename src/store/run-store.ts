@@ -4,10 +4,10 @@
 //   runs/journal-<n>.jsonl                      new runs and deletions, until their folders are on disk
 // Every id, step id and attempt is checked before it becomes part of a path.
 //
-// A new run is durable once its line in the creation journal is fsynced; the runs created at the
-// same time share that write and that fsync (group commit). Its run.json is written afterwards by
-// one background writer, oldest first, so a burst of new runs costs one fsync per batch instead of
-// two per run, and the writes that follow cannot crowd out the journal's. A journal is removed
+// A new run is durable once its line in the creation journal is on disk; the runs created at the
+// same time share that write (group commit). Its run.json is written afterwards by one background
+// writer, oldest first, once new runs pause: a burst of new runs costs one synced write per batch
+// instead of two fsyncs per run, and nothing crowds out the journal's writes. A journal is removed
 // once every run it holds has its run.json; after a crash, `loadAll` takes the runs still missing
 // one from the journals and writes them in the same way.
 
@@ -472,15 +472,18 @@ export class RunStore {
    * sweep and the removal of retired journals have settled (never rejects).
    */
   async flush(): Promise<void> {
-    this.#hurry += 1;
-    this.#wake?.();
-    try {
-      await this.#writtenUpTo(Infinity);
-    } finally {
-      this.#hurry -= 1;
+    // After `close` the background writer is gone: what it left stays for the next start.
+    if (!this.#closed) {
+      this.#hurry += 1;
+      this.#wake?.();
+      try {
+        await this.#writtenUpTo(Infinity);
+      } finally {
+        this.#hurry -= 1;
+      }
     }
     await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#deletions.settledAll(), this.#sweep]);
-    await this.#retiring;
+    if (!this.#closed) await this.#retiring;
   }
 
   /**
