@@ -118,6 +118,9 @@ export class RunStore {
   /** The creation journal new runs are appended to (runs/journal-<n>.jsonl), and its line count. */
   #journalNumber = 1;
   #journalLines = 0;
+  /** The newest journal whose file name is known durable, and the runs/ folder sync under way. */
+  #durableJournal = 0;
+  #syncingFolder: Promise<void> | undefined;
   /** Older journals, removed once every run they hold has its own durable run.json. */
   #retiring: Promise<void> = Promise.resolve();
 
@@ -173,14 +176,36 @@ export class RunStore {
     const id: unknown = isPlainObject(run) ? run.id : undefined;
     if (!isId(id, 'run')) throw new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`);
     const journal = this.#journalNumber;
-    if (++this.#journalLines >= this.#journalRotateLines) this.#rotateJournal();
-    const journaled = this.#appender.append(this.#journalFile(journal), [{ run }], { sync: true });
+    const journaled = this.#appendToJournal({ run });
     // Listed before the write finishes, so the journal cannot be retired under it.
     this.#unwritten.set(id, { run, journal, journaled });
+    if (this.#journalLines >= this.#journalRotateLines) this.#rotateJournal();
     this.#lastCreated = performance.now();
     if (this.#unwritten.size >= this.#maxUnwrittenRuns) this.#wake?.();
     this.#writeUnwritten();
     await journaled;
+  }
+
+  /**
+   * Appends a record to the current journal; resolves once it is durable. The first record of a
+   * journal also makes the new file's name durable (the runs/ folder is synced once), and every
+   * record waits for that.
+   */
+  async #appendToJournal(record: object): Promise<void> {
+    const number = this.#journalNumber;
+    this.#journalLines += 1;
+    await this.#appender.append(this.#journalFile(number), [record], { sync: true });
+    // The file exists now; its name is durable once a folder sync started after this point ends.
+    while (this.#durableJournal < number) {
+      this.#syncingFolder ??= syncFolder(this.#runsDir)
+        .then(() => {
+          this.#durableJournal = Math.max(this.#durableJournal, number);
+        })
+        .finally(() => {
+          this.#syncingFolder = undefined;
+        });
+      await this.#syncingFolder;
+    }
   }
 
   /**
@@ -380,8 +405,7 @@ export class RunStore {
 
   async #deleteNow(id: string): Promise<void> {
     // Recorded first, so a crash mid-way cannot bring the run back from the creation journal.
-    await this.#appender.append(this.#journalFile(this.#journalNumber), [{ deleted: id }], { sync: true });
-    this.#journalLines += 1;
+    await this.#appendToJournal({ deleted: id });
     await Promise.all([this.#saves.settled(id), this.#appends.settled(id)]);
     this.#folders.delete(id);
     await this.#saves.track(id, rm(join(this.#runsDir, id), { recursive: true, force: true }));
