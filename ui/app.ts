@@ -88,7 +88,7 @@ export class AppState {
 }
 
 export const statusGlyphs: Record<string, string> = {
-  queued: '○', pending: '○', running: '◔', waiting: '⏸', succeeded: '✓', failed: '✕', cancelled: '⊘', rejected: '⊘', skipped: '–',
+  queued: '○', pending: '○', running: '◔', waiting: '‖', succeeded: '✓', failed: '✕', cancelled: '⊘', rejected: '⊘', skipped: '–',
 };
 
 /** A status pill: colour AND glyph AND word, so colour is never the only signal. */

@@ -11,7 +11,7 @@ import { withBusy } from './settings-form';
 const kindGlyphs: Record<InboxItem['kind'], { glyph: string; label: string; className: string }> = {
   'run.succeeded': { glyph: '✓', label: 'Run succeeded', className: 'status-succeeded' },
   'run.failed': { glyph: '✕', label: 'Run failed', className: 'status-failed' },
-  'run.waiting': { glyph: '⏸', label: 'Waiting for approval', className: 'status-waiting' },
+  'run.waiting': { glyph: '‖', label: 'Waiting for approval', className: 'status-waiting' },
   'trigger.error': { glyph: '⚠', label: 'Trigger error', className: 'status-failed' },
   'channel.error': { glyph: '⚠', label: 'Channel could not deliver', className: 'status-failed' },
   'step.stalled': { glyph: '◔', label: 'Agent step stalled', className: 'status-waiting' },
