@@ -4,7 +4,7 @@
 // it to the API (the controller), and refreshes itself in `update()` when the state changes. The
 // shell (main.ts) owns the layout, the navigation and the routes.
 
-import type { FactoryApi, InboxItem, Run, Snapshot } from '../src/core/api';
+import { snapshotRunCount, type FactoryApi, type InboxItem, type Run, type Snapshot } from '../src/core/api';
 
 export interface Screen {
   /** The screen's root element, placed in the main column. */
@@ -65,7 +65,14 @@ export class AppState {
     const runs = this.snapshot.runs;
     const index = runs.findIndex((candidate) => candidate.id === run.id);
     if (index >= 0) runs[index] = run;
-    else runs.unshift(run);
+    else {
+      runs.unshift(run);
+      // Like the snapshot, only the latest runs: a burst of webhooks must not grow the list without end.
+      if (runs.length > snapshotRunCount) {
+        runs.sort((left, right) => right.createdAt - left.createdAt);
+        runs.length = snapshotRunCount;
+      }
+    }
     this.changed();
   }
 

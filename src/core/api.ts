@@ -113,6 +113,8 @@ export interface PipelineExport {
 
 export type RunStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled' | 'rejected';
 export const finishedRunStatuses: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled', 'rejected'];
+/** Runs a snapshot carries (the latest); the renderer keeps its list to as many as new ones arrive. */
+export const snapshotRunCount = 300;
 
 export type StepStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'rejected';
 
@@ -405,7 +407,7 @@ export interface Snapshot {
   harnesses: HarnessDefinition[];
   harnessStatus: Record<string, HarnessStatus>;
   channels: ChannelView[];
-  /** The latest 300 runs, without outputs or prompts. */
+  /** The latest `snapshotRunCount` (300) runs, without outputs or prompts. */
   runs: Run[];
   /** The latest 100 inbox items. */
   inbox: InboxItem[];

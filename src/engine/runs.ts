@@ -8,7 +8,7 @@
 // (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
 
 import { readFile } from 'node:fs/promises';
-import type { Issue, LogLine, Pipeline, Project, Run, StepRun } from '../core/api';
+import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type Run, type StepRun } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newRunId } from '../core/ids';
 import {
@@ -56,8 +56,6 @@ function copyRun(run: Run): Run {
   return JSON.parse(JSON.stringify(run)) as Run;
 }
 
-/** Runs shown in the snapshot. */
-export const snapshotRunCount = 300;
 
 /** Notices the run service leaves in the inbox. */
 export interface RunNotices {

@@ -353,6 +353,21 @@ ui('a 100,000-line log stays small in the DOM', async () => {
   assert.ok(liveNodes < 20_000, `the live log held ${liveNodes} DOM nodes (limit 20,000)`);
 });
 
+ui('a burst of new runs keeps the Runs list to the latest 300, newest first', async () => {
+  const { page } = need();
+  const project = (await call('snapshot')).projects[0];
+  const pipeline = await call('savePipeline', { projectId: project.id, name: 'Burst', variables: {}, steps: [{ id: 'gate', name: 'Gate', kind: 'approval', message: 'Go?' }] });
+  await show(page, '#/runs');
+  let last = '';
+  for (let batch = 0; batch < 20; batch++) {
+    await Promise.all(Array.from({ length: 20 }, (_, index) => call('startRun', { pipelineId: pipeline.id, issue: { title: `Burst ${batch * 20 + index}` } })));
+  }
+  last = (await call('listRuns', { pipelineId: pipeline.id, limit: 1 }))[0].id;
+  await page.waitFor(`document.querySelector('[data-test="run-row"]')?.dataset.runId === ${JSON.stringify(last)}`, 10_000, 'the newest run at the top');
+  await settle(page);
+  assert.is(await page.evaluate<number>(`document.querySelectorAll('[data-test="run-row"]').length`), 300);
+});
+
 ui('the page talked only to its own origin and logged no errors', async () => {
   const { page, origin } = need();
   const foreign = page.problems.requests.filter((url) => !url.startsWith(`${origin}/`) && url !== origin && !/^(data|blob):/.test(url) && url !== 'about:blank');
