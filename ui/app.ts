@@ -4,7 +4,10 @@
 // it to the API (the controller), and refreshes itself in `update()` when the state changes. The
 // shell (main.ts) owns the layout, the navigation and the routes.
 
-import { snapshotRunCount, type FactoryApi, type InboxItem, type Run, type Snapshot } from '../src/core/api';
+import type { FactoryApi, InboxItem, Run, Snapshot } from '../src/core/api';
+
+/** Runs kept in the list: as many as a snapshot carries (`snapshotRunCount`; ui/ imports only types). */
+const runListLength = 300;
 
 export interface Screen {
   /** The screen's root element, placed in the main column. */
@@ -68,9 +71,9 @@ export class AppState {
     else {
       runs.unshift(run);
       // Like the snapshot, only the latest runs: a burst of webhooks must not grow the list without end.
-      if (runs.length > snapshotRunCount) {
+      if (runs.length > runListLength) {
         runs.sort((left, right) => right.createdAt - left.createdAt);
-        runs.length = snapshotRunCount;
+        runs.length = runListLength;
       }
     }
     this.changed();
