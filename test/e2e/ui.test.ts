@@ -323,6 +323,27 @@ ui('every screen renders (screenshots in light and dark)', async () => {
   assert.equal(broken, [], `screens that did not render:\n${broken.join('\n')}`);
 });
 
+ui('a trigger shows its URL and a ledger of what each delivery decided', async () => {
+  const { page } = need();
+  const pipeline = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');
+  const trigger = await call('saveTrigger', { name: 'From the tracker', kind: 'webhook', enabled: true, pipelineId: pipeline.id });
+  const port = await freePort();
+  await call('saveSettings', { webhookServer: { enabled: true, port } });
+  const deliver = (body: string, token: string = trigger.webhookSecret) => send(`http://127.0.0.1:${port}/hooks/${trigger.id}?token=${encodeURIComponent(token)}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+  assert.is((await deliver('{"title":"Login fails on Safari","key":"WEB-12"}')).status, 201);
+  assert.is((await deliver('{"title":"Login fails on Safari","key":"WEB-12"}')).status, 200);
+  assert.is((await deliver('{"title":"x"}', 'wrong-secret')).status, 401);
+  assert.is((await deliver('{"description":"no title"}')).status, 202);
+  await show(page, '#/triggers');
+  await page.waitFor(`document.querySelectorAll('.ledger tbody tr').length === 4`, 5000, 'four ledger rows');
+  const decisions = await page.evaluate<string[]>(`[...document.querySelectorAll('.ledger td.decision')].map((cell) => cell.textContent)`);
+  assert.equal(decisions.map((decision) => decision.replace(/run_\w+/, 'run_…')), ['ignored: no title', 'invalid signature', 'duplicate', 'started run_…']);
+  assert.match(await mainText(page), new RegExp(`/hooks/${trigger.id}`));
+  await page.evaluate(`document.querySelector('.ledger').scrollIntoView({ block: 'end' })`);
+  await shoot(page, 'trigger-ledger');
+  await call('saveSettings', { webhookServer: { enabled: false, port } });
+});
+
 ui('a 100,000-line log stays small in the DOM', async () => {
   const { page } = need();
   const project = (await call('snapshot')).projects[0];
