@@ -1,15 +1,8 @@
 // Runs and their logs in the data folder (DESIGN §5):
 //   runs/<run-id>/run.json                      the full run, replaced atomically
 //   runs/<run-id>/logs/<step>.<attempt>.jsonl   one { ts, stream, line } per line; setup: _setup.0.jsonl
-//   runs/journal-<n>.jsonl                      new runs and deletions, until their folders are on disk
+//   runs/journal-<n>.jsonl                      new runs and deletions (run-journal.ts)
 // Every id, step id and attempt is checked before it becomes part of a path.
-//
-// A new run is durable once its line in the creation journal is on disk; the runs created at the
-// same time share that write (group commit). Its run.json is written afterwards by one background
-// writer, oldest first, once new runs pause: a burst of new runs costs one synced write per batch
-// instead of two fsyncs per run, and nothing crowds out the journal's writes. A journal is removed
-// once every run it holds has its run.json; after a crash, `loadAll` takes the runs still missing
-// one from the journals and writes them in the same way.
 
 import { mkdir as mkdirWithCallback, readFile as readFileWithCallback } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
@@ -19,9 +12,10 @@ import type { LogLine, Run, RunStatus } from '../core/api';
 import { ValidationError, errorMessage, quote } from '../core/errors';
 import { isId } from '../core/ids';
 import { isPlainObject } from '../core/settings';
-import { removeStaleTempFiles, syncFolder } from './atomic';
+import { removeStaleTempFiles } from './atomic';
 import { CorruptFileError, readTextFile } from './json-file';
-import { readJsonLines, readJsonLinesReport, type JsonlAppender } from './jsonl';
+import { readJsonLinesReport, type JsonlAppender } from './jsonl';
+import { RunJournal, type RunJournalOptions } from './run-journal';
 import type { FileWriter } from './writer';
 
 const stepIdPattern = /^[a-z][a-z0-9_-]{0,39}$/;
@@ -38,38 +32,14 @@ const readFileQuickly = promisify(readFileWithCallback);
 const loadConcurrency = 64;
 /** Run folders swept for temp files at once, in the background after `loadAll`. */
 const sweepConcurrency = 8;
-/** The pause in new runs that the background writer waits for before writing their run.json. */
-const quietBeforeWritingMs = 250;
-/**
- * Beyond this many runs without a run.json, the background writer works even while new runs keep
- * coming: it bounds what the journals hold, and so what a start after a crash must read (about
- * a second for this many).
- */
-const maxUnwrittenRuns = 50_000;
-/** Lines a creation journal takes before new runs go to the next one (unless the options say). */
-const journalRotateLines = 5000;
-
-/** Tests make these small; the defaults are the constants above. */
-export interface RunStoreOptions {
-  journalRotateLines?: number;
-  quietBeforeWritingMs?: number;
-  maxUnwrittenRuns?: number;
-}
+/** Tests make the journal's limits small. */
+export type RunStoreOptions = RunJournalOptions;
 
 /** A log line as stored: where it belongs is in the file name. */
 interface LogRecord {
   ts: number | undefined;
   stream: LogLine['stream'] | undefined;
   line: string;
-}
-
-/** A run whose creation is (being) journaled and whose run.json is not written yet. */
-interface UnwrittenRun {
-  run: Run;
-  /** The journal holding it. */
-  journal: number;
-  /** The journal write; a run whose write failed was never created and is not written either. */
-  journaled: Promise<unknown>;
 }
 
 /** The lines of one appendLogs call that go to one file. */
@@ -96,46 +66,17 @@ export class RunStore {
   readonly #folders = new Map<string, Promise<void>>();
   readonly #saves = new PendingWork();
   readonly #appends = new PendingWork();
-  /** Deletions under way: a journal holding a deletion stays until its folder is gone. */
-  readonly #deletions = new PendingWork();
-  /** New runs without a run.json yet, oldest first; written by `#writeUnwritten`, one at a time. */
-  readonly #unwritten = new Map<string, UnwrittenRun>();
-  #writingUnwritten = false;
-  /** Set by `close`: the background writer stops after its current write. */
-  #closed = false;
-  /** When the latest run was created (performance.now()): the background writer waits for a pause. */
-  #lastCreated = -Infinity;
-  /** Callers of `flush` waiting: the background writer does not wait for a pause meanwhile. */
-  #hurry = 0;
-  /** Ends the background writer's wait for a pause at once. */
-  #wake: (() => void) | undefined;
-  /** Called whenever a run leaves `#unwritten` (journal retirement waits on them). */
-  #unwrittenListeners = new Set<() => void>();
-  /** Journals kept for the next start: a run in them could not get its run.json. */
-  readonly #keptJournals = new Set<number>();
+  /** New runs and deletions, made durable before their folders are written or removed. */
+  readonly #journal: RunJournal;
   /** The temp file sweep started by the latest `loadAll`; never rejects. */
   #sweep: Promise<void> = Promise.resolve();
-  /** The creation journal new runs are appended to (runs/journal-<n>.jsonl), and its line count. */
-  #journalNumber = 1;
-  #journalLines = 0;
-  /** The newest journal whose file name is known durable, and the runs/ folder sync under way. */
-  #durableJournal = 0;
-  #syncingFolder: Promise<void> | undefined;
-  /** Older journals, removed once every run they hold has its own durable run.json. */
-  #retiring: Promise<void> = Promise.resolve();
-
-  readonly #journalRotateLines: number;
-  readonly #quietBeforeWritingMs: number;
-  readonly #maxUnwrittenRuns: number;
 
   /** `dataDir` is the data folder; `writer` and `appender` are the data store's, shared with its other files. */
   constructor(dataDir: string, writer: FileWriter, appender: JsonlAppender, options: RunStoreOptions = {}) {
     this.#runsDir = join(resolve(dataDir), 'runs');
     this.#writer = writer;
     this.#appender = appender;
-    this.#journalRotateLines = options.journalRotateLines ?? journalRotateLines;
-    this.#quietBeforeWritingMs = options.quietBeforeWritingMs ?? quietBeforeWritingMs;
-    this.#maxUnwrittenRuns = options.maxUnwrittenRuns ?? maxUnwrittenRuns;
+    this.#journal = new RunJournal(this.#runsDir, appender, (run) => this.save(run), options);
   }
 
   /**
@@ -161,158 +102,21 @@ export class RunStore {
         await this.#ensureFolder(id);
         if (!this.#deleted.has(id)) await write();
       }
-      this.#forgetUnwritten(id);
+      this.#journal.written(id);
     });
     return this.#saves.track(id, saving);
   }
 
   /**
-   * Makes a new run durable fast: the run is appended to the creation journal and fsynced, sharing
-   * one write and one fsync with every other run created meanwhile (group commit). Resolves once
-   * the journal entry is on disk; its run.json is written in the background (a `save` meanwhile
-   * writes it sooner). After a crash, `loadAll` takes the run from the journal.
+   * Makes a new run durable fast, through the creation journal (run-journal.ts): resolves once its
+   * record is on disk, sharing the write with every run created meanwhile. Its run.json is written
+   * in the background (a `save` meanwhile writes it sooner). After a crash, `loadAll` takes the run
+   * from the journal.
    */
   async create(run: Run): Promise<void> {
     const id: unknown = isPlainObject(run) ? run.id : undefined;
     if (!isId(id, 'run')) throw new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`);
-    const journal = this.#journalNumber;
-    const journaled = this.#appendToJournal({ run });
-    // Listed before the write finishes, so the journal cannot be retired under it.
-    this.#unwritten.set(id, { run, journal, journaled });
-    if (this.#journalLines >= this.#journalRotateLines) this.#rotateJournal();
-    this.#lastCreated = performance.now();
-    if (this.#unwritten.size >= this.#maxUnwrittenRuns) this.#wake?.();
-    this.#writeUnwritten();
-    await journaled;
-  }
-
-  /**
-   * Appends a record to the current journal; resolves once it is durable. The first record of a
-   * journal also makes the new file's name durable (the runs/ folder is synced once), and every
-   * record waits for that.
-   */
-  async #appendToJournal(record: object): Promise<void> {
-    const number = this.#journalNumber;
-    this.#journalLines += 1;
-    await this.#appender.append(this.#journalFile(number), [record], { sync: true });
-    // The file exists now; its name is durable once a folder sync started after this point ends.
-    while (this.#durableJournal < number) {
-      this.#syncingFolder ??= syncFolder(this.#runsDir)
-        .then(() => {
-          this.#durableJournal = Math.max(this.#durableJournal, number);
-        })
-        .finally(() => {
-          this.#syncingFolder = undefined;
-        });
-      await this.#syncingFolder;
-    }
-  }
-
-  /**
-   * Writes the run.json of new runs, oldest first, one at a time, once new runs stop coming for a
-   * moment (or the backlog is very large, or `flush` waits): while a burst lasts, the disk and the
-   * CPU stay with the journal's group commits. A run that cannot be written keeps its journal, so
-   * the next start recovers it.
-   */
-  async #writeUnwritten(): Promise<void> {
-    if (this.#writingUnwritten || this.#closed) return;
-    this.#writingUnwritten = true;
-    try {
-      for (let next = this.#unwritten.values().next(); !next.done && !this.#closed; next = this.#unwritten.values().next()) {
-        const busyFor = this.#quietBeforeWritingMs - (performance.now() - this.#lastCreated);
-        if (busyFor > 0 && this.#hurry === 0 && this.#unwritten.size < this.#maxUnwrittenRuns) {
-          await new Promise<void>((resolvePromise) => {
-            const timer = setTimeout(wake, busyFor);
-            function wake() {
-              clearTimeout(timer);
-              resolvePromise();
-            }
-            this.#wake = wake;
-          });
-          this.#wake = undefined;
-          continue;
-        }
-        const { run, journal, journaled } = next.value;
-        if (await journaled.then(() => true, () => false)) {
-          await this.save(run).catch((error) => {
-            this.#keptJournals.add(journal);
-            console.error(`Writing run ${run.id} failed: ${errorMessage(error)}; the next start recovers it from its journal`);
-          });
-        }
-        this.#forgetUnwritten(run.id);
-      }
-    } finally {
-      this.#writingUnwritten = false;
-    }
-  }
-
-  #forgetUnwritten(id: string): void {
-    if (!this.#unwritten.delete(id)) return;
-    for (const listener of this.#unwrittenListeners) listener();
-  }
-
-  /** Resolves once no run held by journal `number` (or an older one) is without its run.json. */
-  #writtenUpTo(number: number): Promise<void> {
-    const done = () => {
-      const oldest = this.#unwritten.values().next();
-      return oldest.done || oldest.value.journal > number;
-    };
-    if (done()) return Promise.resolve();
-    return new Promise((resolvePromise) => {
-      const listener = () => {
-        if (!done()) return;
-        this.#unwrittenListeners.delete(listener);
-        resolvePromise();
-      };
-      this.#unwrittenListeners.add(listener);
-    });
-  }
-
-  /** Starts a new journal; the old one goes once its runs have their run.json. */
-  #rotateJournal(): void {
-    const old = this.#journalNumber;
-    this.#journalNumber += 1;
-    this.#journalLines = 0;
-    this.#retireJournal(old);
-  }
-
-  /**
-   * Removes journal `number` once every run it holds has its run.json and every deletion it
-   * records is finished; the runs/ folder is fsynced first, so the run folders' own entries are
-   * durable before the journal that could bring them back goes.
-   */
-  #retireJournal(number: number): void {
-    this.#retiring = this.#retiring.then(async () => {
-      await this.#writtenUpTo(number);
-      await this.#deletions.settled();
-      if (this.#keptJournals.has(number)) return;
-      await syncFolder(this.#runsDir);
-      await this.#appender.closeFile(this.#journalFile(number));
-      await rm(this.#journalFile(number), { force: true });
-    }).catch((error) => console.error(`Removing the run journal ${number} failed: ${errorMessage(error)}`));
-  }
-
-  #journalFile(number: number): string {
-    return join(this.#runsDir, `journal-${number}.jsonl`);
-  }
-
-  /** The runs and deletions recorded in the creation journals, and the journal numbers found. */
-  async #readJournals(): Promise<{ runs: Map<string, Run>; journalOf: Map<string, number>; deleted: Set<string>; numbers: number[] }> {
-    const runs = new Map<string, Run>();
-    const journalOf = new Map<string, number>();
-    const deleted = new Set<string>();
-    const names = await readdir(this.#runsDir).catch(() => [] as string[]);
-    const numbers = names.map((name) => /^journal-(\d{1,9})\.jsonl$/.exec(name)?.[1]).filter((number): number is string => number !== undefined).map(Number).sort((a, b) => a - b);
-    for (const number of numbers) {
-      for (const record of await readJsonLines<{ run?: Run; deleted?: string }>(this.#journalFile(number))) {
-        if (isPlainObject(record) && typeof record.deleted === 'string') deleted.add(record.deleted);
-        else if (isPlainObject(record) && isPlainObject(record.run) && isId(record.run.id, 'run') && runProblem(record.run, record.run.id) === undefined) {
-          runs.set(record.run.id, record.run as unknown as Run);
-          journalOf.set(record.run.id, number);
-        }
-      }
-    }
-    return { runs, journalOf, deleted, numbers };
+    await this.#journal.add(run);
   }
 
   /**
@@ -330,7 +134,7 @@ export class RunStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { runs: [], problems: [] };
       throw error;
     }
-    const journals = await this.#readJournals();
+    const journals = await this.#journal.read();
     for (const id of journals.deleted) this.#deleted.add(id);
     const ids = entries
       .filter((entry) => entry.isDirectory() && isId(entry.name, 'run') && !this.#deleted.has(entry.name))
@@ -358,20 +162,18 @@ export class RunStore {
     }
     // Runs whose creation reached the journal but whose run.json did not (a crash in between):
     // they are written in the background, and their journals stay until they are.
-    const recovered = [...journals.runs.values()].filter((run) => !onDisk.has(run.id) && !this.#deleted.has(run.id));
+    const recovered: Run[] = [];
+    for (const [id, { run }] of journals.runs) {
+      if (!onDisk.has(id) && !this.#deleted.has(id) && runProblem(run, id) === undefined) recovered.push(run as unknown as Run);
+    }
     if (recovered.length > 0) {
       runs = [...runs, ...recovered].sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
       const recoveredIds = new Set(recovered.map((run) => run.id));
       for (let index = problems.length - 1; index >= 0; index--) {
         if ([...recoveredIds].some((id) => problems[index]!.includes(id))) problems.splice(index, 1);
       }
-      for (const run of recovered) this.#unwritten.set(run.id, { run, journal: journals.journalOf.get(run.id)!, journaled: Promise.resolve() });
-      this.#writeUnwritten();
     }
-    // New runs go to a fresh journal; the old ones go once their runs have their run.json.
-    this.#journalNumber = (journals.numbers.at(-1) ?? 0) + 1;
-    this.#journalLines = 0;
-    for (const number of journals.numbers) this.#retireJournal(number);
+    this.#journal.resume(journals, recovered);
     return { runs, problems };
   }
 
@@ -399,17 +201,11 @@ export class RunStore {
     if (!isId(id, 'run')) throw new ValidationError(`Cannot delete the run ${quote(id)}: it is not a run id.`);
     // From here on no save or append for this id is started, so waiting for those under way suffices.
     this.#deleted.add(id);
-    // Tracked from the start, so a journal holding this deletion is not retired before the folder is gone.
-    await this.#deletions.track(id, this.#deleteNow(id));
-  }
-
-  async #deleteNow(id: string): Promise<void> {
-    // Recorded first, so a crash mid-way cannot bring the run back from the creation journal.
-    await this.#appendToJournal({ deleted: id });
-    await Promise.all([this.#saves.settled(id), this.#appends.settled(id)]);
-    this.#folders.delete(id);
-    await this.#saves.track(id, rm(join(this.#runsDir, id), { recursive: true, force: true }));
-    this.#forgetUnwritten(id);
+    await this.#journal.recordDeletion(id, async () => {
+      await Promise.all([this.#saves.settled(id), this.#appends.settled(id)]);
+      this.#folders.delete(id);
+      await this.#saves.track(id, rm(join(this.#runsDir, id), { recursive: true, force: true }));
+    });
   }
 
   /**
@@ -496,18 +292,8 @@ export class RunStore {
    * sweep and the removal of retired journals have settled (never rejects).
    */
   async flush(): Promise<void> {
-    // After `close` the background writer is gone: what it left stays for the next start.
-    if (!this.#closed) {
-      this.#hurry += 1;
-      this.#wake?.();
-      try {
-        await this.#writtenUpTo(Infinity);
-      } finally {
-        this.#hurry -= 1;
-      }
-    }
-    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#deletions.settledAll(), this.#sweep]);
-    if (!this.#closed) await this.#retiring;
+    await this.#journal.flush();
+    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#sweep]);
   }
 
   /**
@@ -516,9 +302,8 @@ export class RunStore {
    * (A burst of thousands of webhooks would otherwise hold up quitting for as long.)
    */
   async close(): Promise<void> {
-    this.#closed = true;
-    this.#wake?.();
-    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#deletions.settledAll()]);
+    this.#journal.close();
+    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll()]);
   }
 
   #runFile(id: string): string {

@@ -524,7 +524,7 @@ runStore('a large backlog is written even while new runs keep coming', async () 
 runStore('a full journal is removed only once every run it holds has its run.json', async () => {
   const files = holdingFs();
   files.hold();
-  const store = makeStore({ writer: new FileWriter({ fs: files.fs }), journalRotateLines: 3 });
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }), rotateLines: 3 });
   const runs = Array.from({ length: 4 }, () => makeRun());
   for (const run of runs) await store.create(run);
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -575,7 +575,7 @@ runStore('a run whose run.json cannot be written keeps its journal, and the next
       await fs.rename(oldPath, newPath);
     },
   };
-  const store = makeStore({ writer: new FileWriter({ fs: failing }), journalRotateLines: 2 });
+  const store = makeStore({ writer: new FileWriter({ fs: failing }), rotateLines: 2 });
   const [lost, other, later] = [makeRun(), makeRun(), makeRun()];
   failFor = lost.id;
   const errors: unknown[] = [];
