@@ -2,7 +2,7 @@
 // Everything that touches the data folder goes through here.
 
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Channel, Connection, HarnessDefinition, Pipeline, Project, Settings, TriggerConfig } from '../core/api';
 import { ValidationError, quote } from '../core/errors';
 import { isId } from '../core/ids';
@@ -40,9 +40,15 @@ export class DataStore {
     return join(this.dir, 'config.json');
   }
 
-  /** Creates the folder layout and removes temp files a crash left behind. */
+  /**
+   * Creates the folder layout and removes temp files a crash left behind. A new data folder is
+   * private (0700): it holds issue bodies, logs and tokens. An existing one keeps its permissions.
+   */
   async open(): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
+    await mkdir(dirname(resolve(this.dir)), { recursive: true });
+    await mkdir(this.dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
     for (const folder of ['runs', 'triggers', 'worktrees', 'projects']) await mkdir(join(this.dir, folder), { recursive: true });
     await removeStaleTempFiles(this.dir);
   }

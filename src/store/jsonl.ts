@@ -7,7 +7,7 @@ import { ValidationError, quote } from '../core/errors';
 
 /** The file operations the appender needs; `node:fs/promises` fits it. Tests count calls here. */
 export interface JsonlFileSystem {
-  open(path: string, flags: string): Promise<JsonlFileHandle>;
+  open(path: string, flags: string, mode: number): Promise<JsonlFileHandle>;
   mkdir(path: string, options: { recursive: true }): Promise<unknown>;
 }
 
@@ -56,6 +56,8 @@ interface AppendTarget {
 }
 
 const newlineByte = 0x0a;
+/** New files are private: logs, journals and the inbox hold issue text and tool output. */
+const newFileMode = 0o600;
 
 /**
  * Appends records to JSON Lines files. Appends made while a file is being written, or in the same
@@ -179,11 +181,11 @@ export class JsonlAppender {
     const flags = synchronous ? 'as+' : 'a+';
     let handle: JsonlFileHandle;
     try {
-      handle = await this.#fileSystem.open(target.path, flags);
+      handle = await this.#fileSystem.open(target.path, flags, newFileMode);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       await this.#fileSystem.mkdir(dirname(target.path), { recursive: true });
-      handle = await this.#fileSystem.open(target.path, flags);
+      handle = await this.#fileSystem.open(target.path, flags, newFileMode);
     }
     try {
       target.needsNewline = await endsInTornLine(handle);

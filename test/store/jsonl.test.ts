@@ -22,8 +22,8 @@ function countingFileSystem(failWrite: (data: string) => boolean = () => false) 
   const counts = { opens: 0, closes: 0, writes: 0, syncs: 0, open: 0, mostOpen: 0, flags: [] as string[] };
   const fileSystem: JsonlFileSystem = {
     mkdir: (path, options) => fs.mkdir(path, options),
-    async open(path, flags) {
-      const handle = await fs.open(path, flags);
+    async open(path, flags, mode) {
+      const handle = await fs.open(path, flags, mode);
       counts.flags.push(flags);
       counts.opens += 1;
       counts.open += 1;
@@ -144,6 +144,15 @@ jsonl('closeFile waits for the appends under way, closes that file only, and a l
   await appender.closeFile(join(folder, 'never-written.jsonl'));
   await appender.close();
   assert.is(counts.open, 0);
+});
+
+jsonl('new files are readable by their owner only', async () => {
+  if (process.platform === 'win32') return;
+  const path = join(folder, 'deep', 'private.jsonl');
+  const appender = new JsonlAppender();
+  await appender.append(path, [{ secret: 'issue text' }]);
+  await appender.close();
+  assert.is((await fs.stat(path)).mode & 0o777, 0o600);
 });
 
 jsonl('many appends in one tick become one write', async () => {

@@ -266,8 +266,8 @@ runStore('delete waits for an append that is still being written', async () => {
   let writeStarted = false;
   const slowFs: JsonlFileSystem = {
     mkdir: (path, options) => fs.mkdir(path, options),
-    async open(path, flags) {
-      const handle = await fs.open(path, flags);
+    async open(path, flags, mode) {
+      const handle = await fs.open(path, flags, mode);
       return {
         stat: () => handle.stat(),
         read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
