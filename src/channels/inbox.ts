@@ -105,7 +105,7 @@ export class Inbox {
   private async rewrite(): Promise<void> {
     await this.appender.close();
     const text = this.items.map((item) => JSON.stringify({ item })).join('\n');
-    await this.store.writer.write(this.path, text ? text + '\n' : '');
+    await this.store.writer.write(this.path, text ? text + '\n' : '', { mode: 0o600 });
     this.linesOnDisk = this.items.length;
   }
 

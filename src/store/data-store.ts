@@ -98,7 +98,7 @@ export class DataStore {
 
   /** Writes triggers/<id>.json durably (coalesced: the latest content wins). */
   writeTriggerFile(triggerId: string, content: () => unknown): Promise<void> {
-    return this.writer.write(this.triggerPath(triggerId), () => JSON.stringify(content()) + '\n');
+    return this.writer.write(this.triggerPath(triggerId), () => JSON.stringify(content()) + '\n', { mode: 0o600 });
   }
 
   async deleteTriggerFile(triggerId: string): Promise<void> {

@@ -1,5 +1,5 @@
 // The inbox: items, read marks, clearing, persistence and its bound on disk.
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -58,6 +58,7 @@ inbox('clear empties the inbox and its file', async ({ store, dir }) => {
   await box.clear();
   assert.equal(box.latest(), []);
   assert.is(readFileSync(join(dir, 'inbox.jsonl'), 'utf8'), '');
+  if (process.platform !== 'win32') assert.is(statSync(join(dir, 'inbox.jsonl')).mode & 0o777, 0o600, 'the rewritten file is private');
   await box.add({ kind: 'run.succeeded', title: 'after clear' });
   await box.close();
   assert.equal((await Inbox.open(store, () => undefined)).latest().map((item) => item.title), ['after clear']);

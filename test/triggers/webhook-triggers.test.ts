@@ -1,5 +1,5 @@
 // Generic webhook triggers end to end: the real webhook server, real HTTP, real runs.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -151,6 +151,7 @@ hooks('the ledger of a burst is saved soon after it, and a stop right after deli
   const burst = await Promise.all(Array.from({ length: 30 }, (_, index) => deliver(context, { description: `no title ${index}` })));
   assert.ok(burst.every((answer) => answer.status === 202));
   await waitFor(() => savedLedger() === 30, 5000, 'the burst in the trigger file');
+  if (process.platform !== 'win32') assert.is(statSync(file).mode & 0o777, 0o600, 'the trigger file is private');
   await Promise.all(Array.from({ length: 5 }, () => deliver(context, { title: 'x' }, { token: 'wrong' })));
   const port = Number(new URL(context.base).port);
   const dir = context.factory.dir;
