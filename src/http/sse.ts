@@ -93,6 +93,15 @@ export interface EventStreamOptions {
    * with a snapshot instead of being replayed this process's events under the old ids.
    */
   initialId?: number;
+  /**
+   * How long events are still kept for a client that may come back, once the last one has gone
+   * (or since the start, while none has come): default two minutes. Past it, nothing is framed or
+   * kept until a client attaches, so a Factory nobody watches remotely spends nothing on its
+   * events; a client returning later is resynced with a snapshot.
+   */
+  replayWindowMs?: number;
+  /** The clock for the replay window (milliseconds); tests move it by hand. */
+  now?: () => number;
 }
 
 /** The headers of the stream: no caching, and no buffering by a proxy in front of us. */
@@ -106,7 +115,32 @@ const streamHeaders = {
 /** The most bytes of past events kept for clients that reconnect (big log batches go first). */
 const maxBufferBytes = 8 * 1024 * 1024;
 
-const pingFrame = Buffer.from(stringifyEvent({ comment: 'ping' }));
+/**
+ * One framed event. Its bytes are made when a client first needs them, once, and shared: with
+ * nobody connected, an event costs its JSON and nothing more (a step printing a million lines
+ * spent a third of its time encoding frames for no one).
+ */
+class Frame {
+  #text: string | undefined;
+  #encoded: Buffer | undefined;
+  /** Its length in UTF-8 bytes. */
+  readonly bytes: number;
+
+  constructor(text: string) {
+    this.#text = text;
+    this.bytes = Buffer.byteLength(text, 'utf8');
+  }
+
+  get encoded(): Buffer {
+    if (!this.#encoded) {
+      this.#encoded = Buffer.from(this.#text!, 'utf8');
+      this.#text = undefined;
+    }
+    return this.#encoded;
+  }
+}
+
+const pingFrame = new Frame(stringifyEvent({ comment: 'ping' }));
 
 /** An id as a client sends it back: decimal digits only (anything else is treated as unknown). */
 const eventIdPattern = /^\d{1,16}$/;
@@ -114,7 +148,7 @@ const eventIdPattern = /^\d{1,16}$/;
 interface Client {
   response: ServerResponse;
   /** Frames held back while an asynchronous resync snapshot is being made, and their size. */
-  held?: Buffer[];
+  held?: Frame[];
   heldBytes: number;
   /** Removes the listeners the hub added. */
   detach(): void;
@@ -134,13 +168,17 @@ export class EventStreamHub {
   readonly #initialId: number;
   readonly #clients = new Set<Client>();
   /** The latest #bufferSize frames: the frame with id n sits at index n % #bufferSize. */
-  readonly #frames: (Buffer | undefined)[] = [];
+  readonly #frames: (Frame | undefined)[] = [];
   /** Bytes held in #frames, and the oldest id still held: the buffer is bounded by bytes too. */
   #bufferedBytes = 0;
   #oldestBuffered = 0;
   #lastId: number;
   #largestFrame = 0;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
+  readonly #replayWindowMs: number;
+  readonly #now: () => number;
+  /** When the last client left (the start, before any came); undefined while some are attached. */
+  #idleSince: number | undefined;
 
   /** Throws a RangeError for a negative or fractional buffer size, or a non-positive byte limit or interval. */
   constructor(options: EventStreamOptions = {}) {
@@ -156,6 +194,11 @@ export class EventStreamHub {
     this.#snapshot = options.snapshot;
     this.#initialId = initialId;
     this.#lastId = initialId;
+    const { replayWindowMs = 120_000, now = () => performance.now() } = options;
+    if (!(replayWindowMs >= 0)) throw new RangeError(`replayWindowMs must be a non-negative number, got ${replayWindowMs}`);
+    this.#replayWindowMs = replayWindowMs;
+    this.#now = now;
+    this.#idleSince = now();
   }
 
   /** How many streams are attached. */
@@ -163,12 +206,12 @@ export class EventStreamHub {
     return this.#clients.size;
   }
 
-  /** The id of the latest event published (the initial id before the first). */
   /** True while the keep-alive timer runs (only while some client is attached). */
   get pinging(): boolean {
     return this.#pingTimer !== undefined;
   }
 
+  /** The id of the latest event published (the initial id before the first). */
   get lastId(): number {
     return this.#lastId;
   }
@@ -176,26 +219,42 @@ export class EventStreamHub {
   /**
    * Sends an event to every attached stream under the next id and keeps it for resuming clients.
    * The payload is serialised once (`undefined` as `null`). Throws a RangeError for an event name
-   * holding a line break, and whatever JSON.stringify throws; neither uses up an id.
+   * holding a line break, and whatever JSON.stringify throws; neither uses up an id. With nobody
+   * attached for longer than the replay window, the event is neither serialised nor kept.
    */
   publish(event: string, payload: unknown): void {
     if (event === 'navigate') return;
     const id = this.#lastId + 1;
+    if (this.#idleSince !== undefined && this.#now() - this.#idleSince > this.#replayWindowMs) {
+      if (lineBreakCharacter.test(event)) throw new RangeError(`Event name must not contain CR or LF, got ${JSON.stringify(event)}`);
+      // Nobody is watching, and nobody is coming back soon: the id is spent, nothing is kept, and
+      // whoever comes back is resynced with a snapshot.
+      this.#lastId = id;
+      this.#forgetFrames(id);
+      return;
+    }
     const frame = this.#frame(id, event, payload);
     this.#lastId = id;
     if (this.#bufferSize > 0) this.#keep(id, frame);
     for (const client of this.#clients) this.#write(client, frame);
   }
 
+  /** Forgets every kept frame: ids up to `lastId` can no longer be replayed. */
+  #forgetFrames(lastId: number): void {
+    if (this.#bufferedBytes > 0) this.#frames.fill(undefined);
+    this.#bufferedBytes = 0;
+    this.#oldestBuffered = lastId + 1;
+  }
+
   /** Keeps a frame for resuming clients: at most bufferSize frames and maxBufferBytes bytes. */
-  #keep(id: number, frame: Buffer): void {
+  #keep(id: number, frame: Frame): void {
     const slot = id % this.#bufferSize;
-    this.#bufferedBytes += frame.length - (this.#frames[slot]?.length ?? 0);
+    this.#bufferedBytes += frame.bytes - (this.#frames[slot]?.bytes ?? 0);
     this.#frames[slot] = frame;
     if (this.#oldestBuffered === 0 || id - this.#oldestBuffered >= this.#bufferSize) this.#oldestBuffered = Math.max(this.#oldestBuffered, id - this.#bufferSize + 1);
     while (this.#bufferedBytes > maxBufferBytes && this.#oldestBuffered < id) {
       const oldest = this.#oldestBuffered % this.#bufferSize;
-      this.#bufferedBytes -= this.#frames[oldest]?.length ?? 0;
+      this.#bufferedBytes -= this.#frames[oldest]?.bytes ?? 0;
       this.#frames[oldest] = undefined;
       this.#oldestBuffered += 1;
     }
@@ -219,13 +278,14 @@ export class EventStreamHub {
     const onClose = () => this.#remove(client);
     response.on('close', onClose);
     this.#clients.add(client);
+    this.#idleSince = undefined;
     // Unref: keep-alive comments never keep the process alive by themselves.
     this.#pingTimer ??= setInterval(() => this.#ping(), this.#pingIntervalMs).unref();
 
     const lastEventId = lastEventIdOf(request);
     if (lastEventId === undefined) return;
     const missed = this.#framesAfter(lastEventId);
-    const missedBytes = missed?.reduce((sum, frame) => sum + frame.length, 0) ?? 0;
+    const missedBytes = missed?.reduce((sum, frame) => sum + frame.bytes, 0) ?? 0;
     if (missed && (missedBytes <= this.#maxUnsentBytes || !this.#snapshot)) {
       for (const frame of missed) this.#write(client, frame);
     } else {
@@ -241,19 +301,19 @@ export class EventStreamHub {
     }
   }
 
-  #frame(id: number, event: string, payload: unknown): Buffer {
-    const frame = Buffer.from(stringifyEvent({ id, event, data: JSON.stringify(payload) ?? 'null' }), 'utf8');
-    if (frame.length > this.#largestFrame) this.#largestFrame = frame.length;
+  #frame(id: number, event: string, payload: unknown): Frame {
+    const frame = new Frame(stringifyEvent({ id, event, data: JSON.stringify(payload) ?? 'null' }));
+    if (frame.bytes > this.#largestFrame) this.#largestFrame = frame.bytes;
     return frame;
   }
 
   /** The kept frames after `lastEventId`, oldest first; undefined when the buffer cannot tell. */
-  #framesAfter(lastEventId: string): Buffer[] | undefined {
+  #framesAfter(lastEventId: string): Frame[] | undefined {
     if (!eventIdPattern.test(lastEventId)) return undefined;
     const seen = Number(lastEventId);
     const oldestKept = Math.max(this.#initialId + 1, this.#lastId - this.#bufferSize + 1, this.#oldestBuffered);
     if (seen > this.#lastId || seen < oldestKept - 1) return undefined;
-    const frames: Buffer[] = [];
+    const frames: Frame[] = [];
     for (let id = seen + 1; id <= this.#lastId; id += 1) frames.push(this.#frames[id % this.#bufferSize]!);
     return frames;
   }
@@ -288,7 +348,7 @@ export class EventStreamHub {
 
   /** Writes the snapshot frame; a snapshot that cannot be serialised ends the stream (the client retries). */
   #sendSnapshot(client: Client, id: number, snapshot: unknown): boolean {
-    let frame: Buffer;
+    let frame: Frame;
     try {
       frame = this.#frame(id, 'snapshot', snapshot);
     } catch {
@@ -304,15 +364,15 @@ export class EventStreamHub {
   }
 
   /** Writes without waiting; a client whose unsent data passes the limit is dropped. */
-  #write(client: Client, frame: Buffer): void {
+  #write(client: Client, frame: Frame): void {
     const limit = this.#maxUnsentBytes + this.#largestFrame;
     if (client.held) {
       client.held.push(frame);
-      client.heldBytes += frame.length;
+      client.heldBytes += frame.bytes;
       if (client.heldBytes > limit) this.#drop(client);
       return;
     }
-    client.response.write(frame);
+    client.response.write(frame.encoded);
     // writableLength counts what waits in this process: in the response and in the socket.
     if (client.response.writableLength > limit) this.#drop(client);
   }
@@ -338,7 +398,9 @@ export class EventStreamHub {
     if (!this.#clients.delete(client)) return;
     client.detach();
     client.held = undefined;
-    if (this.#clients.size === 0 && this.#pingTimer) {
+    if (this.#clients.size > 0) return;
+    this.#idleSince = this.#now();
+    if (this.#pingTimer) {
       clearInterval(this.#pingTimer);
       this.#pingTimer = undefined;
     }

@@ -324,6 +324,53 @@ hub('sends nothing but live events for an unservable id when it has no snapshot 
   stream.close();
 }));
 
+hub('keeps events for a client that comes back within the replay window, and resyncs one that comes back after it', async () => {
+  let clock = 0;
+  await withHub({ replayWindowMs: 1000, now: () => clock, snapshot: () => ({ fresh: true }) }, async ({ hub, url }) => {
+    const first = await connectEventStream(url);
+    hub.publish('run', { n: 1 });
+    await first.waitFor((received) => received.events.length === 1);
+    first.close();
+    await until(() => hub.clientCount === 0, 2000, 'the client to go');
+    clock += 900;
+    hub.publish('run', { n: 2 });
+    const soon = await connectEventStream(url, { lastEventId: first.lastEventId });
+    await soon.waitFor((received) => received.events.length === 1);
+    assert.equal(payloads(soon.events), [{ n: 2 }], 'back within the window: replayed');
+    soon.close();
+    await until(() => hub.clientCount === 0, 2000, 'the client to go again');
+    clock += 1001;
+    hub.publish('run', { n: 3 });
+    hub.publish('run', { n: 4 });
+    const late = await connectEventStream(url, { lastEventId: soon.lastEventId });
+    hub.publish('run', { n: 5 });
+    await late.waitFor((received) => received.events.length === 2);
+    assert.equal(late.events.map((event) => event.event), ['snapshot', 'run'], 'back after the window: a snapshot, then live events');
+    assert.equal(payloads(late.events), [{ fresh: true }, { n: 5 }]);
+    assert.is(Number(late.events[0]!.id), Number(soon.lastEventId) + 2, 'the ids went on meanwhile');
+    late.close();
+  });
+});
+
+hub('frames nothing while nobody has come since the start for longer than the replay window', async () => {
+  let clock = 0;
+  await withHub({ replayWindowMs: 1000, now: () => clock, snapshot: () => ({ fresh: true }) }, async ({ hub, url }) => {
+    clock = 5000;
+    let serialised = 0;
+    const payload = { toJSON: () => (serialised += 1, { n: 1 }) };
+    hub.publish('run', payload);
+    assert.is(serialised, 0, 'the payload was not serialised');
+    assert.throws(() => hub.publish('bad\nname', {}), RangeError);
+    const stream = await connectEventStream(url, { lastEventId: hub.lastId - 1 });
+    await stream.waitFor((received) => received.events.length === 1);
+    assert.equal(stream.events.map((event) => event.event), ['snapshot']);
+    hub.publish('run', payload);
+    await stream.waitFor((received) => received.events.length === 2);
+    assert.is(serialised, 1, 'with a client attached, events are framed again');
+    stream.close();
+  });
+});
+
 hub('sends a snapshot instead of a replay larger than maxUnsentBytes', () => withHub({ maxUnsentBytes: 1000, snapshot: () => ({ fresh: true }) }, async ({ hub, url }) => {
   for (let n = 1; n <= 5; n += 1) hub.publish('logs', { n, line: 'x'.repeat(400) });
   const large = await connectEventStream(url, { lastEventId: 1 });
@@ -429,7 +476,7 @@ hub('closeAll ends every stream and removes its listeners; clients may attach ag
 }));
 
 hub('refuses options out of range with a RangeError', () => {
-  for (const options of [{ bufferSize: -1 }, { bufferSize: 1.5 }, { maxUnsentBytes: 0 }, { pingIntervalMs: 0 }, { pingIntervalMs: Number.POSITIVE_INFINITY }, { initialId: -1 }]) {
+  for (const options of [{ bufferSize: -1 }, { bufferSize: 1.5 }, { maxUnsentBytes: 0 }, { pingIntervalMs: 0 }, { pingIntervalMs: Number.POSITIVE_INFINITY }, { initialId: -1 }, { replayWindowMs: -1 }, { replayWindowMs: Number.NaN }]) {
     assert.throws(() => new EventStreamHub(options), (error: unknown) => error instanceof RangeError, JSON.stringify(options));
   }
 });
