@@ -31,6 +31,11 @@ function fieldLine(name: string, value: string): string {
   return value === '' ? `${name}:` : `${name}: ${value}`;
 }
 
+/** Throws a RangeError for an event name the client would misread: one holding CR or LF. */
+function checkEventName(name: string): void {
+  if (lineBreakCharacter.test(name)) throw new RangeError(`Event name must not contain CR or LF, got ${JSON.stringify(name)}`);
+}
+
 /**
  * Frames one event: comment lines, `retry:`, `id:`, `event:`, then one `data:` line per line of
  * `data`, ending with a blank line. `data: ''` still writes one empty `data:` line, so the client
@@ -58,9 +63,7 @@ export function stringifyEvent(message: ServerSentEvent): string {
     lines.push(fieldLine('id', id));
   }
   if (message.event !== undefined) {
-    if (lineBreakCharacter.test(message.event)) {
-      throw new RangeError(`Event name must not contain CR or LF, got ${JSON.stringify(message.event)}`);
-    }
+    checkEventName(message.event);
     lines.push(fieldLine('event', message.event));
   }
   if (message.data !== undefined) {
@@ -115,11 +118,7 @@ const streamHeaders = {
 /** The most bytes of past events kept for clients that reconnect (big log batches go first). */
 const maxBufferBytes = 8 * 1024 * 1024;
 
-/**
- * One framed event. Its bytes are made when a client first needs them, once, and shared: with
- * nobody connected, an event costs its JSON and nothing more (a step printing a million lines
- * spent a third of its time encoding frames for no one).
- */
+/** One framed event. Its bytes are made when a client first needs them, once, and shared. */
 class Frame {
   #text: string | undefined;
   #encoded: Buffer | undefined;
@@ -226,7 +225,7 @@ export class EventStreamHub {
     if (event === 'navigate') return;
     const id = this.#lastId + 1;
     if (this.#idleSince !== undefined && this.#now() - this.#idleSince > this.#replayWindowMs) {
-      if (lineBreakCharacter.test(event)) throw new RangeError(`Event name must not contain CR or LF, got ${JSON.stringify(event)}`);
+      checkEventName(event);
       // Nobody is watching, and nobody is coming back soon: the id is spent, nothing is kept, and
       // whoever comes back is resynced with a snapshot.
       this.#lastId = id;
