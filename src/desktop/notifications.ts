@@ -26,6 +26,9 @@ export interface NotificationPorts {
   focusWindow(): void;
   /** Sends `navigate` with a hash path to the renderer. */
   navigate(path: string): void;
+  /** The clock and timer for the burst limit (tests move time by hand); default the real ones. */
+  now?: () => number;
+  setTimer?: (callback: () => void, ms: number) => void;
 }
 
 /** The path of a run's screen. */
@@ -35,26 +38,57 @@ export function runPath(runId: string): string {
 
 /** Bodies longer than this are cut: notification centres show a few lines at most. */
 const bodyLimit = 240;
+/**
+ * At most this many notifications show within `burstWindowMs`; the rest are counted and summed up
+ * in one when the window ends, so a burst of webhook runs does not bury the desktop.
+ */
+const burstLimit = 3;
+const burstWindowMs = 10_000;
 
 /**
  * Shows notifications through the ports. `show(title, body, runId?)` is the one way in; the
  * notification is kept referenced until it is clicked or closed (an unreferenced one can lose its
- * click handler to the garbage collector).
+ * click handler to the garbage collector). Beyond `burstLimit` in `burstWindowMs`, one summary
+ * ("12 more notifications", a click opens the inbox) stands for the rest.
  */
 export function createNotifier(ports: NotificationPorts) {
   const open = new Set<NotificationLike>();
-  function show(title: string, body: string, runId?: string): void {
-    if (!ports.isSupported()) return;
+  const now = ports.now ?? Date.now;
+  const setTimer = ports.setTimer ?? ((callback, ms) => void setTimeout(callback, ms));
+  /** When the notifications of the current window were shown. */
+  let shownAt: number[] = [];
+  /** Notifications held back in this burst. */
+  let held = 0;
+
+  function display(title: string, body: string, path?: string): void {
     const text = body.length > bodyLimit ? `${body.slice(0, bodyLimit - 1)}…` : body;
     const notification = new ports.NotificationClass({ title, body: text });
     open.add(notification);
     notification.on('click', () => {
       open.delete(notification);
       ports.focusWindow();
-      if (runId) ports.navigate(runPath(runId));
+      if (path) ports.navigate(path);
     });
     notification.on('close', () => open.delete(notification));
     notification.show();
+    shownAt.push(now());
+  }
+
+  function summarise(): void {
+    const count = held;
+    held = 0;
+    shownAt = [];
+    display(`${count} more notification${count === 1 ? '' : 's'}`, 'They are all in the inbox.', '#/inbox');
+  }
+
+  function show(title: string, body: string, runId?: string): void {
+    if (!ports.isSupported()) return;
+    shownAt = shownAt.filter((at) => now() - at < burstWindowMs);
+    if (held > 0 || shownAt.length >= burstLimit) {
+      if (held++ === 0) setTimer(summarise, Math.max(0, burstWindowMs - (now() - shownAt[0]!)));
+      return;
+    }
+    display(title, body, runId ? runPath(runId) : undefined);
   }
   return {
     show,

@@ -177,7 +177,7 @@ function fakeApi(channels: Snapshot['channels'] = []) {
   };
 }
 
-function fakeNotifications() {
+function fakeNotifications(clock?: { now: number; timers: { at: number; callback: () => void }[] }) {
   const shown: { title: string; body: string; click: () => void }[] = [];
   const calls = { focused: 0, navigated: [] as string[] };
   class FakeNotification implements NotificationLike {
@@ -191,7 +191,10 @@ function fakeNotifications() {
       shown.push({ ...this.options, click: () => this.clickListener() });
     }
   }
-  const notifier = createNotifier({ NotificationClass: FakeNotification, isSupported: () => true, focusWindow: () => void calls.focused++, navigate: (path) => void calls.navigated.push(path) });
+  const notifier = createNotifier({
+    NotificationClass: FakeNotification, isSupported: () => true, focusWindow: () => void calls.focused++, navigate: (path) => void calls.navigated.push(path),
+    ...(clock ? { now: () => clock.now, setTimer: (callback: () => void, ms: number) => void clock.timers.push({ at: clock.now + ms, callback }) } : {}),
+  });
   return { notifier, shown, calls };
 }
 
@@ -218,6 +221,31 @@ notifications('an enabled desktop channel takes over, so nothing shows twice', a
   assert.equal(shown, []);
   await notifier.desktopNotify({ title: 'Run failed', text: 'Pipeline: Fix bugs', runId: 'run_2' });
   assert.equal(shown.map(({ title, body }) => [title, body]), [['Run failed', 'Pipeline: Fix bugs']]);
+});
+
+notifications('a burst shows three notifications, then one summary that opens the inbox; later ones show again', async () => {
+  const clock = { now: 1_000_000, timers: [] as { at: number; callback: () => void }[] };
+  const { notifier, shown, calls } = fakeNotifications(clock);
+  const advance = (ms: number) => {
+    clock.now += ms;
+    for (const timer of clock.timers.filter((candidate) => candidate.at <= clock.now)) {
+      clock.timers.splice(clock.timers.indexOf(timer), 1);
+      timer.callback();
+    }
+  };
+  for (let index = 1; index <= 12; index++) {
+    notifier.show(`Approval needed ${index}`, 'Gate', `run_${index}`);
+    advance(100);
+  }
+  assert.equal(shown.map(({ title }) => title), ['Approval needed 1', 'Approval needed 2', 'Approval needed 3']);
+  advance(10_000);
+  assert.equal(shown.map(({ title }) => title).slice(3), ['9 more notifications']);
+  shown[3]!.click();
+  assert.equal(calls.navigated, ['#/inbox']);
+  advance(10_000);
+  notifier.show('Run failed', 'Deploy', 'run_13');
+  assert.equal(shown.at(-1)!.title, 'Run failed', 'a quiet spell later, notifications show again');
+  assert.is(shown.length, 5);
 });
 
 desktop.run();
