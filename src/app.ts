@@ -86,6 +86,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
       // Each notice of a run goes to the inbox and to the channels that want it.
       async add(item) {
         const added = await inbox.add(item);
+        if (!channels.wants(item.kind)) return added;
         const run = await runs?.getRun(item.runId);
         if (run) channels.notify(item.kind, noticeForRun(run, item.kind, runUrl(run.id)));
         return added;

@@ -104,6 +104,11 @@ export class ChannelService {
     return result.ok ? { ok: true } : { ok: false, error: result.error };
   }
 
+  /** True when some enabled channel takes `event` (so a caller can skip building its notice). */
+  wants(event: ChannelEvent): boolean {
+    return this.config.current.channels.some((channel) => channel.enabled && channel.events.includes(event));
+  }
+
   /**
    * Queues `notice` for every enabled channel that takes `event` and whose pipelineIds is empty or
    * includes `notice.pipelineId`. Returns at once and never throws: delivery happens in the

@@ -120,6 +120,9 @@ channels('notify reaches enabled channels that take the event and the pipeline, 
   assert.equal(sent, []);
   await service.idle();
   assert.equal(sent.sort(), ['all failures', 'pipeline a']);
+  assert.is(service.wants('run.failed'), true);
+  assert.is(service.wants('run.succeeded'), true);
+  assert.is(service.wants('trigger.error'), false, 'no enabled channel takes trigger errors, so no notice is built for them');
 });
 
 channels('a 429 is retried after the longer of the backoff and retry_after, then succeeds', async ({ service, fake, delays, inbox }) => {
