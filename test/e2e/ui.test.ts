@@ -244,6 +244,9 @@ ui('the demo run is started from the UI, approved with a choice and a comment, a
     })()`);
     await page.waitFor(hasReport, 10_000, 'the last step\'s log with "You chose: Polish first" and the comment');
   }
+  // The Demo project's folder is used as it is: its setup log says there was nothing to set up.
+  await page.click('[data-test="setup-log"]');
+  await page.waitFor(`document.querySelector('#main').innerText.includes('Nothing to set up: the project folder is used as it is.')`, 5000, 'the empty setup log explained');
 });
 
 ui('the pipeline editor shows a field error for an emptied command', async () => {

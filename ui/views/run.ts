@@ -447,7 +447,8 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
   }
 
   function emptyText(step: StepRun | undefined): string {
-    if (!step) return run && finished.includes(run.status) ? 'The setup printed nothing.' : 'No setup output yet.';
+    // A project folder used as it is (no worktree, no setup command) gets no setup log at all.
+    if (!step) return run?.workspace ? 'Nothing to set up: the project folder is used as it is.' : run && finished.includes(run.status) ? 'The setup printed nothing.' : 'No setup output yet.';
     if (step.status === 'pending') return 'This step has not started yet.';
     if (step.status === 'skipped') return 'This step was skipped.';
     if (step.status === 'running') return 'Waiting for output…';
