@@ -97,10 +97,11 @@ export interface EventStreamOptions {
    */
   initialId?: number;
   /**
-   * How long events are still kept for a client that may come back, once the last one has gone
-   * (or since the start, while none has come): default two minutes. Past it, nothing is framed or
-   * kept until a client attaches, so a Factory nobody watches remotely spends nothing on its
-   * events; a client returning later is resynced with a snapshot.
+   * How long events are still kept for a client that may come back, once the last one has gone:
+   * default two minutes. Past it, and before the first client attaches (nobody can come back
+   * then: a client of an earlier process is resynced anyway), nothing is framed or kept, so a
+   * Factory nobody watches remotely spends nothing on its events; a client returning later is
+   * resynced with a snapshot. `Infinity` keeps events from the start.
    */
   replayWindowMs?: number;
   /** The clock for the replay window (milliseconds); tests move it by hand. */
@@ -176,7 +177,7 @@ export class EventStreamHub {
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   readonly #replayWindowMs: number;
   readonly #now: () => number;
-  /** When the last client left (the start, before any came); undefined while some are attached. */
+  /** When the last client left (-Infinity before any came); undefined while some are attached. */
   #idleSince: number | undefined;
 
   /** Throws a RangeError for a negative or fractional buffer size, or a non-positive byte limit or interval. */
@@ -197,7 +198,7 @@ export class EventStreamHub {
     if (!(replayWindowMs >= 0)) throw new RangeError(`replayWindowMs must be a non-negative number, got ${replayWindowMs}`);
     this.#replayWindowMs = replayWindowMs;
     this.#now = now;
-    this.#idleSince = now();
+    this.#idleSince = -Infinity;
   }
 
   /** How many streams are attached. */
