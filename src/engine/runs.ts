@@ -307,10 +307,12 @@ export class RunService {
     delete run.error;
     delete run.finishedAt;
     this.runs.set(run.id, run);
-    this.enqueue(run.id);
+    // Queued only once written: a pump meanwhile (another run ending) must not start it before
+    // its retry is on disk, nor change it before the caller gets its copy.
     await this.options.store.save(run);
+    this.enqueue(run.id);
     this.changed(run);
-    const queued = structuredClone(run);
+    const queued = copyRun(run);
     this.pump();
     return queued;
   }
