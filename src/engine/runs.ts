@@ -297,7 +297,9 @@ export class RunService {
     }
     const run = await this.options.store.read(slim.id);
     if (!run?.pipeline) throw new ConflictError(`Run \`${slim.id}\` cannot be read from disk, so it cannot be retried`);
-    if (this.runs.get(run.id) !== slim || !isFinished(slim.status)) throw new ConflictError(`Run \`${slim.id}\` changed while it was being retried`);
+    // Still the same finished run? (Its entry may have been made slim meanwhile, which is no change.)
+    const current = this.runs.get(slim.id);
+    if (!current || !isFinished(current.status) || current.finishedAt !== slim.finishedAt) throw new ConflictError(`Run \`${slim.id}\` changed while it was being retried`);
     run.steps.forEach((step, index) => {
       if (index < from) return;
       const { id: stepId, name, kind, attempt } = step;
@@ -308,8 +310,14 @@ export class RunService {
     delete run.finishedAt;
     this.runs.set(run.id, run);
     // Queued only once written: a pump meanwhile (another run ending) must not start it before
-    // its retry is on disk, nor change it before the caller gets its copy.
-    await this.options.store.save(run);
+    // its retry is on disk, nor change it before the caller gets its copy. A failed write leaves
+    // the run as it was, finished.
+    try {
+      await this.options.store.save(run);
+    } catch (error) {
+      if (this.runs.get(run.id) === run) this.runs.set(run.id, current);
+      throw error;
+    }
     this.enqueue(run.id);
     this.changed(run);
     const queued = copyRun(run);

@@ -179,11 +179,14 @@ export class RunStore {
 
   /**
    * The full run from disk, or undefined when there is none (a deleted run, or an id that is not a
-   * run id and so names nothing). A run.json that does not parse or is not this run throws
-   * CorruptFileError naming the file.
+   * run id and so names nothing). Saves of the run already under way land first, so what was
+   * saved before this call is what it reads. A run.json that does not parse or is not this run
+   * throws CorruptFileError naming the file.
    */
   async read(id: string): Promise<Run | undefined> {
     if (!isId(id, 'run') || this.#deleted.has(id)) return undefined;
+    await this.#saves.settled(id);
+    if (this.#deleted.has(id)) return undefined;
     const path = this.#runFile(id);
     const text = await readTextFile(path);
     if (text === undefined) return undefined;

@@ -383,6 +383,22 @@ runStore('flush waits for saves and appends that were not awaited', async () => 
   assert.match(await fs.readFile(join(runFolder(id), 'logs', 'build.1.jsonl'), 'utf8'), /last words/);
 });
 
+runStore('read waits for the saves under way, so it never returns an older state than was saved', async () => {
+  const files = holdingFs();
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }) });
+  const id = newRunId();
+  await store.save(makeRun(id, { status: 'running' }));
+  files.hold();
+  const saving = store.save(makeRun(id, { status: 'failed' }));
+  let read: Run | undefined;
+  const reading = store.read(id).then((run) => (read = run));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.is(read, undefined, 'read is still waiting for the save');
+  files.release();
+  await Promise.all([saving, reading]);
+  assert.is(read!.status, 'failed');
+});
+
 runStore('a corrupt run.json read directly throws CorruptFileError', async () => {
   const store = makeStore();
   const id = newRunId();
