@@ -168,7 +168,7 @@ export class RunService {
     if (typeof id !== 'string') throw new ValidationError(`getRun takes a run id, not ${quote(id)}`);
     const run = this.runs.get(id);
     if (!run) return undefined;
-    if (!isFinished(run.status)) return structuredClone(run);
+    if (!isFinished(run.status)) return copyRun(run);
     return (await this.options.store.read(id)) ?? run;
   }
 

@@ -436,12 +436,12 @@ class PendingWork {
   }
 
   /**
-   * Resolves once what is under `key` (every key, when none is given) now has settled; what is
-   * added later is not waited for, so a run that keeps logging cannot keep a reader waiting.
+   * Resolves once what is under `key` now has settled; what is added later is not waited for, so
+   * a run that keeps logging cannot keep a reader waiting.
    */
-  async settled(key?: string): Promise<void> {
-    const sets = key === undefined ? [...this.#pending.values()] : [this.#pending.get(key) ?? new Set()];
-    await Promise.allSettled(sets.flatMap((set) => [...set]));
+  async settled(key: string): Promise<void> {
+    const set = this.#pending.get(key);
+    if (set) await Promise.allSettled([...set]);
   }
 
   /** Resolves once everything under every key, including what is added while waiting, has settled. */

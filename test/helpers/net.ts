@@ -48,6 +48,27 @@ export function rawConnection(port: number): { socket: Socket; received: () => s
   return { socket, received: () => text, closed };
 }
 
+/**
+ * Sends a chunked POST to `path` of up to `attempted` bytes, 256 KiB a chunk, until the server
+ * closes the connection; resolves once it has, with how much was sent and what came back.
+ */
+export async function floodChunked(port: number, path: string, attempted: number): Promise<{ sent: number; received: string }> {
+  const { socket, received, closed } = rawConnection(port);
+  let open = true;
+  void closed.then(() => (open = false));
+  socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`);
+  const piece = Buffer.alloc(256 * 1024, 7);
+  const frame = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
+  let sent = 0;
+  while (open && sent < attempted) {
+    const more = socket.write(frame);
+    sent += piece.length;
+    if (!more) await new Promise((resolve) => { socket.once('drain', resolve); socket.once('close', resolve); });
+  }
+  await withTimeout(closed, 'the server to close the connection');
+  return { sent, received: received() };
+}
+
 /** `promise`, or a rejection naming `what` after `ms`. */
 export function withTimeout<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
   let timer: NodeJS.Timeout;
