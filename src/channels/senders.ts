@@ -4,6 +4,7 @@
 
 import type { Channel } from '../core/api';
 import { errorMessage } from '../core/errors';
+import { httpRequest, type HttpAnswer, redactUrl, retryAfterMs, scrub, secretsOfUrl } from '../net/http';
 import { discordPayload, ntfyMessage, slackPayload, telegramPayload, webhookPayload, type Notice } from './message';
 
 export type SendResult = { ok: true } | { ok: false; error: string; retryAfterMs?: number; retryable: boolean };
@@ -26,7 +27,6 @@ const defaultTimeoutMs = 5000;
 const answerByteLimit = 64 * 1024;
 /** Characters of a generic webhook's error body quoted in the error. */
 const quotedBodyLimit = 200;
-const redacted = '***';
 
 const serviceNames: Record<Channel['kind'], string> = {
   slack: 'Slack',
@@ -43,11 +43,7 @@ interface Outgoing {
   body: string;
 }
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-}
+type Answer = HttpAnswer;
 
 /**
  * Sends `notice` to `channel` once. Resolves `{ ok: true }` when the service accepted it, else
@@ -104,62 +100,14 @@ export function buildRequest(channel: Channel, notice: Notice, at: number): Outg
 
 /** POSTs and reads the answer (up to answerByteLimit) within the timeout; network trouble as an error. */
 async function exchange(outgoing: Outgoing, channel: Channel, options: SendOptions): Promise<Answer | { ok: false; error: string; retryable: boolean }> {
-  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
-  const where = redactUrl(outgoing.url);
   try {
-    const response = await (options.fetch ?? fetch)(outgoing.url, {
-      method: 'POST',
-      headers: { 'User-Agent': 'Factory', ...outgoing.headers },
-      body: outgoing.body,
-      // A redirect would turn the POST into a GET: report it instead of following it.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    return { status: response.status, headers: response.headers, text: await readText(response) };
+    return await httpRequest({
+      url: outgoing.url, method: 'POST', headers: outgoing.headers, body: outgoing.body, service: serviceNames[channel.kind],
+      timeoutMs: options.timeoutMs ?? defaultTimeoutMs, maxBytes: answerByteLimit, cutAnswer: true,
+    }, options.fetch ? { fetch: options.fetch } : {});
   } catch (error) {
-    if (isTimeout(error)) return { ok: false, error: `${serviceNames[channel.kind]} at ${where} did not answer within ${formatSeconds(timeoutMs)}`, retryable: true };
-    return { ok: false, error: `Could not reach ${where}: ${networkReason(error)}`, retryable: true };
+    return { ok: false, error: errorMessage(error), retryable: true };
   }
-}
-
-async function readText(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-    if (size >= answerByteLimit) {
-      await reader.cancel().catch(() => undefined);
-      break;
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function isTimeout(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'TimeoutError' || (error.cause instanceof Error && error.cause.name === 'TimeoutError'));
-}
-
-const networkReasons: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'the connection was reset',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host name lookup failed',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ETIMEDOUT: 'connection timed out',
-  UND_ERR_SOCKET: 'the connection closed early',
-};
-
-function networkReason(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && networkReasons[code]) return networkReasons[code];
-  return errorMessage(cause);
 }
 
 // ─── Reading the answer, per service ───
@@ -256,14 +204,8 @@ function quoted(text: string): string {
  */
 function retryAfterOf(answer: Answer, body: unknown, now: () => number): number | undefined {
   const candidates: number[] = [];
-  const header = answer.headers.get('retry-after')?.trim();
-  if (header) {
-    if (/^\d+(\.\d+)?$/.test(header)) candidates.push(Number(header) * 1000);
-    else {
-      const date = Date.parse(header);
-      if (!Number.isNaN(date)) candidates.push(Math.max(0, date - now()));
-    }
-  }
+  const header = retryAfterMs(answer.headers, now());
+  if (header !== undefined) candidates.push(header);
   if (isObject(body)) {
     const parameters = isObject(body.parameters) ? body.parameters : {};
     for (const value of [body.retry_after, parameters.retry_after]) {
@@ -273,74 +215,9 @@ function retryAfterOf(answer: Answer, body: unknown, now: () => number): number 
   return candidates.length > 0 ? Math.ceil(Math.max(...candidates)) : undefined;
 }
 
-function formatSeconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(3))} s`;
-}
-
 // ─── Secrets ───
 
-/** Query parameters whose values are secrets. */
-const secretQueryNames = /^(token|access_token|auth|key|api_key|apikey|secret|sig|signature|password)$/i;
-/** A path segment that looks like a generated secret: 16+ letters, digits, `-` or `_`, with a digit. */
-const secretSegment = /^(?=.*\d)[A-Za-z0-9_-]{16,}$/;
-
-/**
- * `url` safe to show: Slack's `/services/…` and `/triggers/…` path, Discord's `/webhooks/<id>/<token>`,
- * Telegram's `/bot<token>`, user info, secret query values (`token=` and the like) and any path
- * segment that looks like a generated secret are replaced by `***`. Not a URL: `(an invalid URL)`.
- */
-export function redactUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return '(an invalid URL)';
-  }
-  if (parsed.username || parsed.password) {
-    parsed.username = redacted;
-    parsed.password = '';
-  }
-  const segments = parsed.pathname.split('/');
-  const output: string[] = [];
-  for (let index = 0; index < segments.length; index++) {
-    const segment = segments[index]!;
-    if ((segment === 'services' || segment === 'triggers' || segment === 'webhooks') && index < segments.length - 1) {
-      output.push(segment, redacted);
-      break;
-    }
-    if (/^bot.+/.test(segment)) output.push(`bot${redacted}`);
-    else output.push(secretSegment.test(segment) ? redacted : segment);
-  }
-  parsed.pathname = output.join('/');
-  for (const name of [...parsed.searchParams.keys()]) {
-    if (secretQueryNames.test(name)) parsed.searchParams.set(name, redacted);
-  }
-  return parsed.href.replace(/%2A%2A%2A/g, redacted);
-}
-
-/**
- * The secrets of a channel, as they could appear in any text: its token, and every part of its URL
- * that `redactUrl` hides (user info, secret path segments, secret query values).
- */
+/** The secrets of a channel, as they could appear in any text: its token and the secret parts of its URL. */
 function secretsOf(channel: Channel): string[] {
-  const secrets = [channel.token];
-  if (channel.url) {
-    try {
-      const parsed = new URL(channel.url);
-      const shown = new URL(redactUrl(channel.url));
-      const shownSegments = new Set(shown.pathname.split('/'));
-      secrets.push(parsed.username, parsed.password, ...parsed.pathname.split('/').filter((segment) => !shownSegments.has(segment)));
-      for (const [name, value] of parsed.searchParams) if (secretQueryNames.test(name)) secrets.push(value);
-    } catch {
-      secrets.push(channel.url);
-    }
-  }
-  return secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= 4).sort((a, b) => b.length - a.length);
-}
-
-/** Defence in depth: removes the channel's secrets from any text (a service may echo the URL). */
-function scrub(text: string, secrets: string[]): string {
-  let clean = text;
-  for (const secret of secrets) clean = clean.split(secret).join(redacted);
-  return clean;
+  return [channel.token ?? '', ...(channel.url ? secretsOfUrl(channel.url) : [])];
 }

@@ -253,12 +253,28 @@ export interface TriggerConfig {
   /** Providers: default 60, minimum 15. */
   pollIntervalSec?: number;
   filter?: TriggerFilter;
-  /** Providers only: comment the result on the issue. */
-  writeBack?: { comment: boolean };
+  /** Providers only: what the run reports back on its issue. */
+  writeBack?: WriteBack;
   variables?: Record<string, string>;
 }
 
 export type TriggerInput = Omit<TriggerConfig, 'id'> & { id?: string };
+
+/** Names of the issue states (Linear, Jira) or labels (GitHub) set when a run starts and ends. */
+export interface WriteBackMarks {
+  started?: string;
+  succeeded?: string;
+  failed?: string;
+}
+
+export interface WriteBack {
+  /** One comment per run on its issue, created when it starts and edited in place after. */
+  comment: boolean;
+  /** Linear: workflow state names; Jira: transition names. */
+  states?: WriteBackMarks;
+  /** GitHub: labels added (the previous mark removed). */
+  labels?: WriteBackMarks;
+}
 
 /** One thing that happened to a trigger, kept so the UI can answer "why did this not run?". */
 export interface LedgerEntry {
@@ -277,6 +293,8 @@ export interface TriggerState {
   lastEventAt?: number;
   lastError?: string;
   processedCount: number;
+  /** Polling is paused by the provider's rate limit until then. */
+  rateLimitedUntil?: number;
   /** The latest 200 events, newest first. */
   ledger: LedgerEntry[];
 }

@@ -5,7 +5,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Channel, Run } from '../../src/core/api';
 import { cut, discordPayload, noticeForRun, noticeForTriggerError, telegramPayload, type Notice } from '../../src/channels/message';
-import { redactUrl, sendNotice } from '../../src/channels/senders';
+import { sendNotice } from '../../src/channels/senders';
+import { redactUrl } from '../../src/net/http';
 import { answers, FakeNotifyServer } from '../fakes/notify-servers';
 import { freePort } from '../helpers/net';
 

@@ -1,0 +1,191 @@
+// The one outbound HTTP client: notification channels and tracker providers send every request
+// through `httpRequest`. It bounds each exchange (a timeout for the whole answer, a cap on the
+// answer's size), reads `Retry-After`, and keeps secrets out of what it reports: URLs in errors
+// are redacted and the caller's secrets (tokens, keys) are scrubbed from every message.
+
+import { FactoryError, errorMessage } from '../core/errors';
+
+export interface OutboundRequest {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** The whole exchange, answer body included, ends after this long (default 10 s). */
+  timeoutMs?: number;
+  /** Answer bytes read at most (default 16 MiB); see `cutAnswer`. */
+  maxBytes?: number;
+  /** true: an answer over `maxBytes` is cut there; false (default): it is an error. */
+  cutAnswer?: boolean;
+  /** Words naming the service in errors, e.g. `Linear` (default: the redacted URL's host). */
+  service?: string;
+  /** Texts never to appear in an error (tokens, keys, secret URLs). */
+  secrets?: readonly string[];
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+export interface HttpOptions {
+  fetch?: typeof fetch;
+}
+
+/** The request never got an HTTP answer (refused, unreachable, timed out, too large). Retryable. */
+export class NetworkError extends FactoryError {
+  override name = 'NetworkError';
+  readonly retryable = true;
+}
+
+const defaultTimeoutMs = 10_000;
+const defaultMaxBytes = 16 * 1024 * 1024;
+const redacted = '***';
+
+/**
+ * Sends one request and reads its answer within the timeout. Any HTTP status resolves (the caller
+ * reads it in the service's own terms); redirects are not followed (a POST must not become a GET).
+ * Rejects with NetworkError, whose message names the service and the redacted URL, never a secret.
+ */
+export async function httpRequest(request: OutboundRequest, options: HttpOptions = {}): Promise<HttpAnswer> {
+  const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
+  const where = redactUrl(request.url);
+  const service = request.service ?? where;
+  const fail = (message: string) => new NetworkError(scrub(message, request.secrets ?? []));
+  try {
+    const response = await (options.fetch ?? fetch)(request.url, {
+      method: request.method ?? 'GET',
+      headers: { 'User-Agent': 'Factory', ...request.headers },
+      ...(request.body !== undefined ? { body: request.body } : {}),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await readText(response, request.maxBytes ?? defaultMaxBytes, request.cutAnswer ?? false);
+    if (text === undefined) throw fail(`${service} answered more than ${formatBytes(request.maxBytes ?? defaultMaxBytes)}; the answer was dropped`);
+    return { status: response.status, headers: response.headers, text };
+  } catch (error) {
+    if (error instanceof NetworkError) throw error;
+    if (isTimeout(error)) throw fail(`${service} at ${where} did not answer within ${Number((timeoutMs / 1000).toFixed(3))} s`);
+    throw fail(`Could not reach ${where}: ${networkReason(error)}`);
+  }
+}
+
+/** The body as UTF-8 text: cut at `maxBytes`, or undefined when it is larger and may not be cut. */
+async function readText(response: Response, maxBytes: number, cut: boolean): Promise<string | undefined> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      if (!cut) return undefined;
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Number((bytes / 1024 / 1024).toFixed(1))} MiB` : `${Math.round(bytes / 1024)} KiB`;
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'TimeoutError' || (error.cause instanceof Error && error.cause.name === 'TimeoutError'));
+}
+
+const networkReasons: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'the connection was reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'the connection closed early',
+};
+
+function networkReason(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && networkReasons[code]) return networkReasons[code];
+  return errorMessage(cause);
+}
+
+/**
+ * How long `Retry-After` (seconds, or an HTTP date) asks to wait, in milliseconds from `now`;
+ * undefined when the header is absent or unreadable.
+ */
+export function retryAfterMs(headers: Headers, now: number): number | undefined {
+  const header = headers.get('retry-after')?.trim();
+  if (!header) return undefined;
+  if (/^\d+(\.\d+)?$/.test(header)) return Math.ceil(Number(header) * 1000);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+// ─── Secrets ───
+
+/** Query parameters whose values are secrets. */
+const secretQueryNames = /^(token|access_token|auth|key|api_key|apikey|secret|sig|signature|password)$/i;
+/** A path segment that looks like a generated secret: 16+ letters, digits, `-` or `_`, with a digit. */
+const secretSegment = /^(?=.*\d)[A-Za-z0-9_-]{16,}$/;
+
+/**
+ * `url` safe to show: Slack's `/services/…` and `/triggers/…` path, Discord's `/webhooks/<id>/<token>`,
+ * Telegram's `/bot<token>`, user info, secret query values (`token=` and the like) and any path
+ * segment that looks like a generated secret are replaced by `***`. Not a URL: `(an invalid URL)`.
+ */
+export function redactUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '(an invalid URL)';
+  }
+  if (parsed.username || parsed.password) {
+    parsed.username = redacted;
+    parsed.password = '';
+  }
+  const segments = parsed.pathname.split('/');
+  const output: string[] = [];
+  for (let index = 0; index < segments.length; index++) {
+    const segment = segments[index]!;
+    if ((segment === 'services' || segment === 'triggers' || segment === 'webhooks') && index < segments.length - 1) {
+      output.push(segment, redacted);
+      break;
+    }
+    if (/^bot.+/.test(segment)) output.push(`bot${redacted}`);
+    else output.push(secretSegment.test(segment) ? redacted : segment);
+  }
+  parsed.pathname = output.join('/');
+  for (const name of [...parsed.searchParams.keys()]) {
+    if (secretQueryNames.test(name)) parsed.searchParams.set(name, redacted);
+  }
+  return parsed.href.replace(/%2A%2A%2A/g, redacted);
+}
+
+/** Every part of `url` that `redactUrl` hides (user info, secret path segments, secret query values). */
+export function secretsOfUrl(url: string): string[] {
+  try {
+    const parsed = new URL(url);
+    const shownSegments = new Set(new URL(redactUrl(url)).pathname.split('/'));
+    const secrets = [parsed.username, parsed.password, ...parsed.pathname.split('/').filter((segment) => !shownSegments.has(segment))];
+    for (const [name, value] of parsed.searchParams) if (secretQueryNames.test(name)) secrets.push(value);
+    return secrets;
+  } catch {
+    return [url];
+  }
+}
+
+/** Removes each secret (of 4 characters or more, longest first) from `text`. */
+export function scrub(text: string, secrets: readonly (string | undefined)[]): string {
+  const sorted = secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= 4).sort((a, b) => b.length - a.length);
+  let clean = text;
+  for (const secret of sorted) clean = clean.split(secret).join(redacted);
+  return clean;
+}

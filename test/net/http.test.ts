@@ -1,0 +1,75 @@
+// The outbound HTTP client against a real server on 127.0.0.1: timeouts, the answer size cap,
+// redirects, Retry-After, and secrets kept out of every error.
+import { createServer, type Server } from 'node:http';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { NetworkError, httpRequest, redactUrl, retryAfterMs, scrub } from '../../src/net/http';
+import { freePort } from '../helpers/net';
+
+async function networkError(promise: Promise<unknown>): Promise<NetworkError> {
+  const error = await promise.then(() => undefined, (thrown: unknown) => thrown);
+  assert.instance(error, NetworkError);
+  return error as NetworkError;
+}
+
+const client = suite<{ server: Server; base: string }>('http client');
+
+client.before.each(async (context) => {
+  context.server = createServer((request, response) => {
+    const url = new URL(request.url!, 'http://x');
+    if (url.pathname === '/slow') return void setTimeout(() => response.end('late'), 2000).unref();
+    if (url.pathname === '/big') return void response.end(Buffer.alloc(100_000, 97));
+    if (url.pathname === '/redirect') return void response.writeHead(302, { Location: '/elsewhere' }).end();
+    if (url.pathname === '/limited') return void response.writeHead(429, { 'Retry-After': '7' }).end('slow down');
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ method: request.method, agent: request.headers['user-agent'], auth: request.headers.authorization, body })));
+  });
+  await new Promise<void>((resolve) => context.server.listen(0, '127.0.0.1', resolve));
+  context.base = `http://127.0.0.1:${(context.server.address() as { port: number }).port}`;
+});
+client.after.each(async ({ server }) => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+client('sends method, headers and body, names Factory as the user agent, and reads any status', async ({ base }) => {
+  const answer = await httpRequest({ url: `${base}/echo`, method: 'POST', headers: { Authorization: 'Bearer t' }, body: '{"a":1}' });
+  assert.is(answer.status, 200);
+  assert.equal(JSON.parse(answer.text), { method: 'POST', agent: 'Factory', auth: 'Bearer t', body: '{"a":1}' });
+  const limited = await httpRequest({ url: `${base}/limited` });
+  assert.equal([limited.status, limited.text, retryAfterMs(limited.headers, 0)], [429, 'slow down', 7000]);
+});
+
+client('a redirect is answered, not followed', async ({ base }) => {
+  const answer = await httpRequest({ url: `${base}/redirect`, method: 'POST', body: 'x' });
+  assert.equal([answer.status, answer.headers.get('location')], [302, '/elsewhere']);
+});
+
+client('a slow service times out with its name and the time in the error', async ({ base }) => {
+  const error = await networkError(httpRequest({ url: `${base}/slow`, timeoutMs: 100, service: 'Linear' }));
+  assert.is(error.message, `Linear at ${base}/slow did not answer within 0.1 s`);
+});
+
+client('an answer over the cap is an error, or cut there when asked', async ({ base }) => {
+  const error = await networkError(httpRequest({ url: `${base}/big`, maxBytes: 1024, service: 'Jira' }));
+  assert.is(error.message, 'Jira answered more than 1 KiB; the answer was dropped');
+  const cut = await httpRequest({ url: `${base}/big`, maxBytes: 1024, cutAnswer: true });
+  assert.is(cut.text.length, 1024);
+});
+
+client('an unreachable host names the reason, and neither the URL token nor a given secret appears', async () => {
+  const port = await freePort();
+  const error = await networkError(httpRequest({ url: `http://127.0.0.1:${port}/graphql?token=abcdef123456`, secrets: ['abcdef123456'] }));
+  assert.is(error.message, `Could not reach http://127.0.0.1:${port}/graphql?token=***: connection refused`);
+  assert.ok(error.retryable);
+});
+
+client('redactUrl hides webhook paths, bot tokens, token queries and user info; scrub removes secrets', () => {
+  assert.is(redactUrl('https://hooks.slack.com/services/T0/B0/abc'), 'https://hooks.slack.com/services/***');
+  assert.is(redactUrl('https://user:pass@example.com/x?key=k&team=a'), 'https://***@example.com/x?key=***&team=a');
+  assert.is(redactUrl('not a url'), '(an invalid URL)');
+  assert.is(scrub('key lin_api_1234 and lin_api_12345', ['lin_api_1234', 'lin_api_12345', 'ab']), 'key *** and ***');
+});
+
+client.run();
