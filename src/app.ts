@@ -9,7 +9,7 @@ import { createApi, type DesktopFunctions } from './api';
 import { ChannelService } from './channels/channels';
 import type { DesktopNotify } from './channels/senders';
 import { Inbox } from './channels/inbox';
-import { noticeForRun, noticeForTriggerError } from './channels/message';
+import { Notices } from './channels/notices';
 import { EventBatcher } from './engine/batcher';
 import { ConfigService } from './engine/config';
 import { EventHub } from './engine/events';
@@ -76,22 +76,12 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     const url = remote?.status().url;
     return url ? `${url}/#/runs/${runId}` : undefined;
   };
-  let runs: RunService | undefined;
-  const opened = await RunService.open({
+  const notices = new Notices(inbox, channels, runUrl);
+  const { service: runs, problems } = await RunService.open({
     store: new RunStore(options.dataDir, store.writer, store.appender),
     config,
     hub: events,
     batcher,
-    inbox: {
-      // Each notice of a run goes to the inbox and to the channels that want it.
-      async add(item) {
-        const added = await inbox.add(item);
-        if (!channels.wants(item.kind)) return added;
-        const run = await runs?.getRun(item.runId);
-        if (run) channels.notify(item.kind, noticeForRun(run, item.kind, runUrl(run.id)));
-        return added;
-      },
-    },
     runners: {
       shell: createShellRunner(),
       approval: runApprovalStep,
@@ -108,8 +98,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     secrets,
     runUrl,
   });
-  runs = opened.service;
-  const problems = opened.problems;
+  runs.onLifecycle((event) => notices.runEvent(event));
   const generator = new Generator({
     harness: findHarness,
     resolveCommand: (definition) => harnesses.resolveCommand(definition),
@@ -120,11 +109,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const triggers = await TriggerService.open({ store, config, runs, providers: { webhook: genericWebhookProvider } });
   const webhooks = new WebhookServer({
     receive: (delivery) => triggers.receive(delivery.triggerId, { body: delivery.body, headers: delivery.headers, query: delivery.query, receivedAt: Date.now() }),
-    onStartFailed: (message) => {
-      const text = `The webhook server failed to start: ${message}`;
-      inbox.add({ kind: 'trigger.error', title: 'Trigger errors', body: text }).catch(() => undefined);
-      channels.notify('trigger.error', noticeForTriggerError(text));
-    },
+    onStartFailed: (message) => notices.triggerError(`The webhook server failed to start: ${message}`),
   });
   const api = createApi({
     config,
@@ -151,6 +136,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const hub = new EventStreamHub({ snapshot: () => api.snapshot() });
   for (const name of factoryEventNames) if (name !== 'navigate') api.on(name, (payload) => hub.publish(name, payload));
   remote = new RemoteAccess({ api, auth, hub, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [] });
+  runs.start();
   await remote.apply(config.settings.remoteAccess);
   await webhooks.apply(config.settings.webhookServer);
   // Which agent CLIs are installed: found in the background, announced with a snapshot.

@@ -29,10 +29,11 @@ function layerOf(path: string): string {
   return parts[1]!;
 }
 
-const engineSide = ['core', 'store', 'engine', 'harness', 'triggers', 'channels'];
+const engineSide = ['core', 'net', 'store', 'engine', 'harness', 'triggers', 'channels'];
 /** Which layers each layer may import from (besides itself). */
 const allowed: Record<string, string[]> = {
   core: [],
+  net: ['core'],
   store: ['core'],
   engine: engineSide,
   harness: engineSide,

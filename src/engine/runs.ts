@@ -7,7 +7,6 @@
 // Active runs (queued, running, waiting) are kept whole in memory; finished runs are kept slim
 // (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
 
-import { readFile } from 'node:fs/promises';
 import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type Run, type StepRun } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newRunId } from '../core/ids';
@@ -20,27 +19,12 @@ import type { EventBatcher } from './batcher';
 import type { ConfigService } from './config';
 import { buildStepEnvironment } from './environment';
 import type { EventHub } from './events';
+import { recoverRuns } from './recovery';
 import { runProcess } from './process';
 import type { StepOutcome, StepRunners } from './steps';
 import { prepareWorkspace, removeWorkspace, type CommandRunner } from './workspace';
 
 export const defaultStepTimeoutSec = 3600;
-
-/**
- * After a crash, the process group of a step that was running may still be alive. It is stopped
- * only when its leader still carries this run's id in its environment (Linux /proc), so a process
- * group id reused by an unrelated program is never touched; elsewhere it is left alone.
- */
-async function stopLeftoverProcessGroup(processGroup: number, runId: string): Promise<void> {
-  if (!Number.isInteger(processGroup) || processGroup <= 1) return;
-  const environment = await readFile(`/proc/${processGroup}/environ`, 'latin1').catch(() => undefined);
-  if (!environment?.split('\0').includes(`FACTORY_RUN_ID=${runId}`)) return;
-  try {
-    process.kill(-processGroup, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-}
 
 /** Freezes a JSON value and everything in it. */
 function deepFreeze<T>(value: T): T {
@@ -57,17 +41,22 @@ function copyRun(run: Run): Run {
 }
 
 
-/** Notices the run service leaves in the inbox. */
-export interface RunNotices {
-  add(item: { kind: 'run.waiting' | 'run.succeeded' | 'run.failed'; title: string; body?: string; runId: string }): Promise<unknown>;
-}
+/**
+ * What happens to a run, with the run as it is then (the live object: read it at once, never keep
+ * or change it). `started`: it goes running (`resumed` when an approval let it go on); `step-waiting`:
+ * an approval step waits; `finished`: it ended (the full run, outputs and pipeline snapshot included).
+ * Notices, the inbox and write-back subscribe to these; nobody re-reads run.json to learn of them.
+ */
+export type RunLifecycleEvent =
+  | { type: 'started'; run: Readonly<Run>; resumed: boolean }
+  | { type: 'step-waiting'; run: Readonly<Run>; step: Readonly<StepRun> }
+  | { type: 'finished'; run: Readonly<Run> };
 
 export interface RunServiceOptions {
   store: RunStore;
   config: ConfigService;
   hub: EventHub;
   batcher: EventBatcher;
-  inbox: RunNotices;
   runners: StepRunners;
   worktreesDir: string;
   /** The user's environment that steps start from (process.env); Factory's own values are removed. */
@@ -94,6 +83,11 @@ export class RunService {
   private logBuffer: LogLine[] = [];
   private logFlush: Promise<void> | undefined;
   private stopping = false;
+  private readonly lifecycleListeners = new Set<(event: RunLifecycleEvent) => void>();
+  /** Runs a crash interrupted (failed at open), announced as finished by `start`. */
+  private interrupted: Run[] = [];
+  /** Runs whose approval let them go on: their next start is a resumption. */
+  private readonly resuming = new Set<string>();
   /** Called with a run before it is deleted (the trigger service keeps its dedup key). */
   private beforeDelete: ((run: Run) => Promise<void>) | undefined;
   /** Frozen pipeline snapshots for new runs, by the configuration's pipeline object. */
@@ -106,34 +100,39 @@ export class RunService {
   }
 
   /**
-   * Loads the runs on disk and recovers from a stop or crash (DESIGN §4): runs that were running
-   * are failed with the error `interrupted`; queued runs stay queued and start; waiting runs keep
-   * waiting. Returns the problems met while reading (unreadable run files are skipped, not deleted).
+   * Loads the runs on disk and recovers from a stop or crash (DESIGN §4, recovery.ts). Nothing
+   * starts before `start`. Returns the problems met while reading (unreadable run files are
+   * skipped, not deleted).
    */
   static async open(options: RunServiceOptions): Promise<{ service: RunService; problems: string[] }> {
     const service = new RunService(options);
     const { runs, problems } = await options.store.loadAll();
-    const saves: Promise<void>[] = [];
+    service.interrupted = await recoverRuns(runs, service.now(), (run) => options.store.save(run));
     for (const run of runs) {
-      if (run.status === 'running') {
-        const now = service.now();
-        for (const step of run.steps) {
-          if (step.processGroup !== undefined) await stopLeftoverProcessGroup(step.processGroup, run.id);
-          delete step.processGroup;
-          if (step.status === 'running') Object.assign(step, { status: 'failed', error: 'interrupted', finishedAt: now });
-          else if (step.status === 'pending') step.status = 'skipped';
-        }
-        Object.assign(run, { status: 'failed', error: 'interrupted', finishedAt: now });
-        saves.push(options.store.save(run));
-      }
       service.runs.set(run.id, isFinished(run.status) ? slimRun(run) : run);
       service.order.push(run.id);
       if (run.status === 'queued') service.queue.push(run.id);
     }
-    await Promise.all(saves);
-    options.config.subscribe(() => service.pump());
-    service.pump();
     return { service, problems };
+  }
+
+  /** Announces the runs a crash interrupted (as `finished`) to the subscribers, then starts queued runs. */
+  start(): void {
+    for (const run of this.interrupted) this.announce({ type: 'finished', run });
+    this.interrupted = [];
+    this.options.config.subscribe(() => this.pump());
+    this.pump();
+  }
+
+  /** Subscribes to run lifecycle events; returns the unsubscribe function. */
+  onLifecycle(listener: (event: RunLifecycleEvent) => void): () => void {
+    this.lifecycleListeners.add(listener);
+    return () => this.lifecycleListeners.delete(listener);
+  }
+
+  /** Appends a line to the run's own log (the setup log), e.g. what write-back did. */
+  logRunNote(runId: string, line: string): void {
+    if (this.runs.has(runId)) this.log(runId, '', 0, line, 'info');
   }
 
   // ─── Reading ───
@@ -258,6 +257,7 @@ export class RunService {
       stepRun.approval = { approved: true, ...(text ? { comment: text } : {}), ...(chosen ? { selected: chosen } : {}), at };
       Object.assign(stepRun, { status: 'succeeded', finishedAt: at });
       run.status = 'queued';
+      this.resuming.add(run.id);
       this.enqueue(run.id);
       this.changed(run);
       await this.options.store.save(run);
@@ -343,11 +343,6 @@ export class RunService {
     this.options.hub.emit('run-deleted', run.id);
   }
 
-  /** True while any run is running or waiting (the desktop asks before quitting). */
-  hasRunsInProgress(): boolean {
-    return [...this.runs.values()].some((run) => run.status === 'running' || run.status === 'waiting');
-  }
-
   /**
    * Stops: no new run starts; running steps are stopped and their runs end as failed with the
    * error `interrupted` (retryable), as after a crash; pending log lines and events go out.
@@ -412,6 +407,7 @@ export class RunService {
     run.status = 'running';
     run.startedAt ??= this.now();
     this.changed(run);
+    this.announce({ type: 'started', run, resumed: this.resuming.delete(run.id) });
     const entry: ActiveRun = { controller, done: Promise.resolve() };
     entry.done = this.drive(run, controller.signal)
       .catch(async (error) => {
@@ -485,7 +481,7 @@ export class RunService {
           run.status = 'waiting';
           this.changed(run);
           await this.options.store.save(run);
-          this.notify(run, 'run.waiting', `Approval needed: ${step.name}`, stepRun.message);
+          this.announce({ type: 'step-waiting', run, step: stepRun });
           return;
         }
         delete stepRun.processGroup;
@@ -521,21 +517,22 @@ export class RunService {
     else delete run.error;
     this.changed(run);
     await this.options.store.save(run);
+    this.resuming.delete(run.id);
+    this.announce({ type: 'finished', run });
     if (this.runs.get(run.id) === run) this.runs.set(run.id, slimRun(run));
-    if (status === 'succeeded') this.notify(run, 'run.succeeded', `Succeeded: ${this.describe(run)}`);
-    else if (status === 'failed' && !this.stopping) this.notify(run, 'run.failed', `Failed: ${this.describe(run)}`, error);
-    else if (status === 'rejected') this.notify(run, 'run.failed', `Rejected: ${this.describe(run)}`, error);
   }
 
   // ─── Helpers ───
 
-  private describe(run: Run): string {
-    return run.issue ? `${run.issue.title}${run.issue.key ? ` (${run.issue.key})` : ''}` : run.pipelineName;
-  }
-
-  private notify(run: Run, kind: 'run.waiting' | 'run.succeeded' | 'run.failed', title: string, body?: string): void {
-    const text = [`${run.pipelineName}${run.issue ? ` · ${this.describe(run)}` : ''}`, body].filter(Boolean).join('\n');
-    this.options.inbox.add({ kind, title, body: text, runId: run.id }).catch((error) => console.error(`Inbox: ${errorMessage(error)}`));
+  /** Tells the lifecycle subscribers; one that throws is reported and does not stop the others. */
+  private announce(event: RunLifecycleEvent): void {
+    for (const listener of this.lifecycleListeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        console.error(`A run ${event.type} subscriber failed:`, error);
+      }
+    }
   }
 
   private changed(run: Run): void {

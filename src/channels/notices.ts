@@ -1,0 +1,48 @@
+// Who hears about runs and triggers: every notice goes to the inbox, and to the channels that take
+// its event. Runs are told of by their lifecycle events, with the run as it is then.
+
+import type { ChannelEvent, Run } from '../core/api';
+import { errorMessage } from '../core/errors';
+import type { RunLifecycleEvent } from '../engine/runs';
+import type { ChannelService } from './channels';
+import type { Inbox, NewInboxItem } from './inbox';
+import { noticeForRun, noticeForTriggerError } from './message';
+
+export class Notices {
+  constructor(
+    private readonly inbox: Pick<Inbox, 'add'>,
+    private readonly channels: Pick<ChannelService, 'wants' | 'notify'>,
+    /** A link to a run in the remote UI, when remote access runs. */
+    private readonly runUrl: (runId: string) => string | undefined,
+  ) {}
+
+  /** A run waits for approval, succeeded, failed or was rejected (a stop's `interrupted` is not news). */
+  runEvent(event: RunLifecycleEvent): void {
+    const { run } = event;
+    if (event.type === 'step-waiting') return this.runNotice(run, 'run.waiting', `Approval needed: ${event.step.name}`, event.step.message);
+    if (event.type !== 'finished') return;
+    if (run.status === 'succeeded') this.runNotice(run, 'run.succeeded', `Succeeded: ${describe(run)}`);
+    else if (run.status === 'failed' && run.error !== 'interrupted') this.runNotice(run, 'run.failed', `Failed: ${describe(run)}`, run.error);
+    else if (run.status === 'rejected') this.runNotice(run, 'run.failed', `Rejected: ${describe(run)}`, run.error);
+  }
+
+  /** A trigger (or the webhook server) failed: one inbox item titled "Trigger errors", and the channels. */
+  triggerError(text: string, triggerName?: string): void {
+    this.add({ kind: 'trigger.error', title: triggerName ? `Trigger errors: ${triggerName}` : 'Trigger errors', body: text });
+    this.channels.notify('trigger.error', noticeForTriggerError(text, triggerName));
+  }
+
+  private runNotice(run: Readonly<Run>, kind: ChannelEvent, title: string, body?: string): void {
+    const text = [`${run.pipelineName}${run.issue ? ` · ${describe(run)}` : ''}`, body].filter(Boolean).join('\n');
+    this.add({ kind, title, body: text, runId: run.id });
+    if (this.channels.wants(kind)) this.channels.notify(kind, noticeForRun(run as Run, kind, this.runUrl(run.id)));
+  }
+
+  private add(item: NewInboxItem): void {
+    this.inbox.add(item).catch((error) => console.error(`Inbox: ${errorMessage(error)}`));
+  }
+}
+
+function describe(run: Readonly<Run>): string {
+  return run.issue ? `${run.issue.title}${run.issue.key ? ` (${run.issue.key})` : ''}` : run.pipelineName;
+}
