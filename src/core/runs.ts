@@ -10,6 +10,14 @@ export const runStatuses: readonly RunStatus[] = ['queued', 'running', 'waiting'
 export const defaultListLimit = 500;
 export const maxListLimit = 10_000;
 
+/** A readable duration: "850 ms", "4.2 s", "3 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
 export function isFinished(status: RunStatus): boolean {
   return finishedRunStatuses.includes(status);
 }

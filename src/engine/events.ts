@@ -33,8 +33,4 @@ export class EventHub {
       }
     }
   }
-
-  listenerCount(event: FactoryEventName): number {
-    return this.listeners.get(event)?.size ?? 0;
-  }
 }

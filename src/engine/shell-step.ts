@@ -9,7 +9,8 @@ import type { ShellStep } from '../core/api';
 import { renderShellCommand, renderTemplate } from '../core/template';
 import { buildStepEnvironment } from './environment';
 import { runProcess, type ProcessResult, type RunProcessOptions } from './process';
-import { formatDuration, type StepOutcome, type StepRunner } from './steps';
+import { formatDuration } from '../core/runs';
+import type { StepOutcome, StepRunner } from './steps';
 
 /**
  * The largest value passed in the environment. Linux refuses a single environment string over

@@ -42,16 +42,3 @@ export const runApprovalStep: StepRunner = async (attempt) => {
   if (attempt.step.kind === 'approval') attempt.record({ message: renderTemplate(attempt.step.message, attempt.template) });
   return { status: 'waiting' };
 };
-
-/** Used until a kind's real runner is installed (agent steps before the harness service starts). */
-export function unavailableRunner(reason: string): StepRunner {
-  return async () => ({ status: 'failed', error: reason });
-}
-
-/** A readable duration: "850 ms", "4.2 s", "3 min 5 s". */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
-}

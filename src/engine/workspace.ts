@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import type { Project } from '../core/api';
 import { FactoryError, quote } from '../core/errors';
 import { isId } from '../core/ids';
+import { formatDuration } from '../core/runs';
 
 export type OutputStream = 'out' | 'err';
 export type SetupLogStream = OutputStream | 'info';
@@ -254,13 +255,6 @@ function formatCommand(argv: readonly string[]): string {
   return argv.map((arg) => (/^[\w@%+=:,./^{}-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
-/** "0.4 s", "12.0 s", "3 min 5 s". */
-export function formatDuration(milliseconds: number): string {
-  const seconds = Math.max(0, milliseconds) / 1000;
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const whole = Math.round(seconds);
-  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
-}
 
 // ───────────────────────────── Folders ─────────────────────────────
 

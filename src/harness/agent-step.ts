@@ -6,7 +6,8 @@ import type { AgentStep, HarnessDefinition } from '../core/api';
 import { renderTemplate, stepEnvironment } from '../core/template';
 import { buildStepEnvironment } from '../engine/environment';
 import { runProcess, type ProcessResult, type RunProcessOptions } from '../engine/process';
-import { formatDuration, type StepOutcome, type StepRunner } from '../engine/steps';
+import { formatDuration } from '../core/runs';
+import type { StepOutcome, StepRunner } from '../engine/steps';
 import { buildInvocation } from './invocation';
 import { createParser } from './parsers';
 

@@ -19,7 +19,6 @@ import { RunJournal, type RunJournalOptions } from './run-journal';
 import type { FileWriter } from './writer';
 
 const stepIdPattern = /^[a-z][a-z0-9_-]{0,39}$/;
-const attemptPattern = /^(?:0|[1-9][0-9]*)$/;
 const setupLogName = '_setup';
 const runStatuses: ReadonlySet<RunStatus> = new Set<RunStatus>(['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected']);
 const logStreams: ReadonlySet<unknown> = new Set(['out', 'err', 'info']);
@@ -269,26 +268,6 @@ export class RunStore {
     return lines;
   }
 
-  /** The attempt numbers that have a log for this step ('' = setup), ascending; [] when none. */
-  async logAttempts(runId: string, stepId: string): Promise<number[]> {
-    logFileName(runId, stepId, 0, 'list');
-    if (this.#deleted.has(runId)) return [];
-    let names: string[];
-    try {
-      names = await readdir(join(this.#runsDir, runId, 'logs'));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
-    const prefix = (stepId === '' ? setupLogName : stepId) + '.';
-    const attempts: number[] = [];
-    for (const name of names) {
-      if (!name.startsWith(prefix) || !name.endsWith('.jsonl')) continue;
-      const digits = name.slice(prefix.length, -'.jsonl'.length);
-      if (attemptPattern.test(digits) && Number.isSafeInteger(Number(digits))) attempts.push(Number(digits));
-    }
-    return attempts.sort((left, right) => left - right);
-  }
 
   /**
    * Resolves once every save and append made so far, every new run's run.json, the temp file
@@ -375,7 +354,7 @@ async function forEachBounded<T>(items: readonly T[], concurrency: number, work:
  * The file name of one attempt's log, after checking each part that goes into the path: the run
  * id, the step id (or '' for setup) and the attempt (a whole number from 0). Throws ValidationError.
  */
-function logFileName(runId: unknown, stepId: unknown, attempt: unknown, action: 'append' | 'read' | 'list'): string {
+function logFileName(runId: unknown, stepId: unknown, attempt: unknown, action: 'append' | 'read'): string {
   const what = action === 'append' ? 'Cannot append to' : action === 'read' ? 'Cannot read' : 'Cannot list';
   if (!isId(runId, 'run')) throw new ValidationError(`${what} the log of the run ${quote(runId)}: it is not a run id.`);
   if (stepId !== '' && (typeof stepId !== 'string' || !stepIdPattern.test(stepId))) {

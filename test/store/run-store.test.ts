@@ -186,7 +186,6 @@ runStore('step ids and attempts that could escape the logs folder are refused', 
   for (const stepId of ['../run', 'Build', '_setup', 'a/b', '1st', 'a'.repeat(41)]) {
     await rejects(store.appendLogs([line(id, stepId, 1, 'x')]), /is not a step id/);
     await rejects(store.readLog(id, stepId, 1), /is not a step id/);
-    await rejects(store.logAttempts(id, stepId), /is not a step id/);
   }
   for (const attempt of [-1, 1.5, Number.NaN, '1' as unknown as number, Infinity]) {
     await rejects(store.appendLogs([line(id, 'build', attempt, 'x')]), /whole number from 0/);
@@ -357,19 +356,6 @@ runStore('readLog sees lines whose append was not awaited yet', async () => {
   const id = newRunId();
   void store.appendLogs([line(id, 'build', 1, 'in flight')]);
   assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['in flight']);
-});
-
-runStore('logAttempts lists the attempts of one step in numeric order', async () => {
-  const store = makeStore();
-  const id = newRunId();
-  assert.equal(await store.logAttempts(id, 'build'), []);
-  await store.appendLogs([10, 2, 1].map((attempt) => line(id, 'build', attempt, 'x')));
-  await store.appendLogs([line(id, 'build-x', 3, 'x'), line(id, 'test', 4, 'x'), line(id, '', 0, 'x')]);
-  await fs.writeFile(join(runFolder(id), 'logs', 'build.01.jsonl'), '');
-  await fs.writeFile(join(runFolder(id), 'logs', 'build.notes.jsonl'), '');
-  assert.equal(await store.logAttempts(id, 'build'), [1, 2, 10]);
-  assert.equal(await store.logAttempts(id, ''), [0]);
-  assert.equal(await store.logAttempts(id, 'deploy'), []);
 });
 
 runStore('flush waits for saves and appends that were not awaited', async () => {
