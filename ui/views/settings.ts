@@ -1,6 +1,6 @@
 // The Settings screen: the webhook server, remote access (with the pairing link and QR code on
-// the desktop), how many runs go at once, the default harness, the theme; the data folder and
-// the version.
+// the desktop), how many runs go at once, the default harness, the theme; the tracker accounts
+// (accounts.ts); the data folder and the version.
 //
 // View: one form built once from the snapshot (so typing is never overwritten) and live status
 // lines that `update()` re-renders: is the webhook server listening, is remote access running.
@@ -8,6 +8,7 @@
 import type { RemotePairing, Settings, SettingsInput } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
+import { accountsPanel } from './accounts';
 import { FormFields, copyText, option, switchControl, withBusy } from './settings-form';
 
 export const settingsScreen: ScreenFactory = (context) => {
@@ -130,12 +131,14 @@ export const settingsScreen: ScreenFactory = (context) => {
 
   const pairing = pairingSection(context, pairingArea);
   renderStatus();
+  const accounts = accountsPanel(context);
 
   return {
-    element: h('section', { class: 'page settings-page' }, h('h1', {}, 'Settings'), form, about),
+    element: h('section', { class: 'page settings-page' }, h('h1', {}, 'Settings'), form, accounts.element, about),
     update() {
       fillHarnesses();
       renderStatus();
+      accounts.update();
     },
   };
 };

@@ -1,0 +1,155 @@
+// Settings → Accounts: the tracker accounts that triggers read issues with. The form is drawn from
+// `accountKinds` (one entry per kind: GitHub or Jira is one more entry). Keys never come back from
+// the engine: a stored one is only announced, and an empty key field keeps it.
+
+import type { ConnectionInput, ConnectionKind, ConnectionView } from '../../src/core/api';
+import { errorText, type AppContext } from '../app';
+import { h, replace } from '../dom';
+import { FormFields, option, resultLine, withBusy } from './settings-form';
+
+interface AccountField {
+  name: 'token' | 'baseUrl' | 'email';
+  label: string;
+  hint: string;
+  placeholder?: string;
+}
+
+/** The kinds of account offered, and the fields each one asks for (beside the name). */
+export const accountKinds: { kind: ConnectionKind; name: string; fields: AccountField[] }[] = [
+  { kind: 'linear', name: 'Linear', fields: [
+    { name: 'token', label: 'API key', hint: 'A personal API key: in Linear, Settings → Security & access.', placeholder: 'lin_api_…' },
+    { name: 'baseUrl', label: 'Base URL (optional)', hint: 'API root, default https://api.linear.app; leave empty.', placeholder: 'https://api.linear.app' },
+  ] },
+];
+export const accountKindName = (kind: string): string => accountKinds.find((entry) => entry.kind === kind)?.name ?? kind;
+
+/** "Signed in as Ada (ada@example.com)", or undefined before the account was verified. */
+function signedIn(account: ConnectionView['account']): string | undefined {
+  return account && `Signed in as ${account.name}${account.email ? ` (${account.email})` : ''}`;
+}
+
+export function accountsPanel(context: AppContext): { element: HTMLElement; update(): void } {
+  const list = h('ul', { class: 'list account-list', 'aria-label': 'Accounts' });
+  const formArea = h('div');
+  const add = h('button', { type: 'button' }, 'Add account');
+  const accounts = (): ConnectionView[] => context.state.snapshot?.accounts ?? [];
+
+  function edit(connection: ConnectionView | undefined, kind: ConnectionKind = connection?.kind ?? 'linear', name = connection?.name ?? ''): void {
+    const form = accountForm(context, connection, kind, name, {
+      changeKind: (next, typedName) => edit(undefined, next, typedName),
+      done: () => {
+        replace(formArea);
+        add.hidden = false;
+        render();
+        add.focus();
+      },
+    });
+    add.hidden = true;
+    replace(formArea, form);
+    form.querySelector<HTMLElement>(connection ? 'input' : 'select')?.focus();
+  }
+  add.addEventListener('click', () => edit(undefined));
+
+  list.addEventListener('click', async (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+    const connection = accounts().find((candidate) => candidate.id === button?.closest<HTMLElement>('[data-id]')?.dataset.id);
+    if (!button || !connection) return;
+    if (button.dataset.action === 'edit') return edit(connection);
+    if (!confirm(`Remove the account “${connection.name}”? Factory forgets its key.`)) return;
+    try {
+      await withBusy(button, 'Removing…', () => context.api.deleteConnection(connection.id));
+      const snapshot = context.state.snapshot;
+      if (snapshot) snapshot.accounts = snapshot.accounts.filter((candidate) => candidate.id !== connection.id);
+      context.toast(`Account “${connection.name}” removed`);
+      render();
+    } catch (error) {
+      context.toast(errorText(error), 'error');
+    }
+  });
+
+  function render(): void {
+    list.hidden = accounts().length === 0;
+    replace(list, accounts().map((connection) => h('li', { class: 'account', 'data-id': connection.id },
+      h('div', { class: 'account-text' },
+        h('span', { class: 'item-title' }, connection.name, h('span', { class: 'tag' }, accountKindName(connection.kind))),
+        h('span', { class: 'meta' }, signedIn(connection.account) ?? 'Not verified yet', connection.baseUrl ? ` · ${connection.baseUrl}` : '')),
+      h('div', { class: 'form-actions' },
+        h('button', { type: 'button', 'data-action': 'edit' }, 'Edit'),
+        h('button', { type: 'button', class: 'danger', 'data-action': 'remove' }, 'Remove')))));
+  }
+  render();
+
+  return {
+    element: h('section', { class: 'panel', 'aria-labelledby': 'settings-accounts' },
+      h('h2', { id: 'settings-accounts' }, 'Accounts'),
+      h('p', { class: 'meta' }, 'Tracker accounts your triggers read issues with. Keys stay in the engine and are never shown again.'),
+      list, formArea, add),
+    update: render,
+  };
+}
+
+/** The form of one account; a new one when `connection` is undefined. */
+function accountForm(context: AppContext, connection: ConnectionView | undefined, kindName: ConnectionKind, typedName: string,
+  on: { changeKind(kind: ConnectionKind, name: string): void; done(): void }): HTMLFormElement {
+  const spec = accountKinds.find((entry) => entry.kind === kindName) ?? accountKinds[0]!;
+  const fields = new FormFields();
+  const kind = h('select', { disabled: Boolean(connection) }, accountKinds.map((entry) => option(entry.kind, entry.name, spec.kind)));
+  const name = h('input', { type: 'text', required: true, autocomplete: 'off', placeholder: `${spec.name} at work` });
+  name.value = typedName;
+  kind.addEventListener('change', () => on.changeKind(kind.value as ConnectionKind, name.value));
+  const stored = connection?.hasToken === true;
+  const controls = spec.fields.map((entry) => {
+    const secret = entry.name === 'token';
+    const input = h('input', { type: secret ? 'password' : 'text', autocomplete: secret ? 'new-password' : 'off', spellcheck: 'false', class: 'mono',
+      placeholder: secret && stored ? '•••••••• stored' : entry.placeholder });
+    input.value = entry.name === 'token' ? '' : connection?.[entry.name] ?? '';
+    return { name: entry.name, input, element: fields.field(entry.name, entry.label, input, secret && stored ? 'A key is stored; leave empty to keep it.' : entry.hint) };
+  });
+  const result = h('p', { class: 'test-result', role: 'status', hidden: true });
+
+  function input(): ConnectionInput {
+    const value: ConnectionInput = { kind: spec.kind, name: name.value.trim() };
+    if (connection) value.id = connection.id;
+    for (const control of controls) if (control.input.value.trim()) value[control.name] = control.input.value.trim();
+    return value;
+  }
+
+  const save = h('button', { type: 'submit', class: 'primary' }, connection ? 'Save' : 'Add account');
+  const verify = h('button', { type: 'button' }, 'Verify');
+  const cancel = h('button', { type: 'button' }, 'Cancel');
+  cancel.addEventListener('click', on.done);
+  verify.addEventListener('click', async () => {
+    fields.clear();
+    result.hidden = true;
+    try {
+      const answer = await withBusy(verify, 'Verifying…', () => context.api.testConnection(input()));
+      resultLine(result, answer.ok, answer.ok ? signedIn(answer.account) ?? 'The key works' : answer.error ?? 'The key was refused');
+    } catch (error) {
+      if (!fields.showError(error)) resultLine(result, false, errorText(error));
+    }
+  });
+  const form = h('form', { class: 'editor account-form', novalidate: true, 'aria-label': connection ? `Account ${connection.name}` : 'New account' },
+    h('div', { class: 'form-grid' }, fields.field('kind', 'Kind', kind), fields.field('name', 'Name', name)),
+    controls.map((control) => control.element),
+    fields.general,
+    h('div', { class: 'form-actions' }, save, verify, cancel),
+    result);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    fields.clear();
+    result.hidden = true;
+    try {
+      const saved = await withBusy(save, 'Verifying and saving…', () => context.api.saveConnection(input()));
+      const snapshot = context.state.snapshot;
+      if (snapshot) {
+        const known = snapshot.accounts.some((candidate) => candidate.id === saved.id);
+        snapshot.accounts = known ? snapshot.accounts.map((candidate) => (candidate.id === saved.id ? saved : candidate)) : [...snapshot.accounts, saved];
+      }
+      context.toast(`Account “${saved.name}” saved${saved.account ? `: ${signedIn(saved.account)}` : ''}`);
+      on.done();
+    } catch (error) {
+      fields.showError(error);
+    }
+  });
+  return form;
+}
