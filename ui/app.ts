@@ -5,6 +5,7 @@
 // shell (main.ts) owns the layout, the navigation and the routes.
 
 import type { FactoryApi, InboxItem, Run, Snapshot } from '../src/core/api';
+import { h } from './dom';
 
 /** Runs kept in the list: as many as a snapshot carries (`snapshotRunCount`; ui/ imports only types). */
 const runListLength = 300;
@@ -109,4 +110,17 @@ export function statusLabel(status: string): { glyph: string; text: string; clas
 /** The message of a failed call, for a toast or a field. */
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A link to an issue or page outside Factory: the desktop app opens it in the browser
+ * (`openExternal`, http and https only), a browser in a new tab. Anything else is plain text.
+ */
+export function externalLink(context: AppContext, url: string | undefined, text: string, className = 'external'): HTMLElement {
+  if (!url || !/^https?:\/\//i.test(url)) return h('span', { class: className }, text);
+  if (!context.desktop) return h('a', { href: url, class: className, target: '_blank', rel: 'noopener noreferrer' }, text);
+  return h('a', { href: url, class: className, onclick: (event: Event) => {
+    event.preventDefault();
+    context.api.openExternal(url).catch((error: unknown) => context.toast(`Could not open the link: ${errorText(error)}`, 'error'));
+  } }, text);
 }

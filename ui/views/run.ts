@@ -6,7 +6,7 @@
 // log lines of the selected step attempt.
 
 import type { ApprovalChoices, LogLine, Run, RunStatus, StepRun } from '../../src/core/api';
-import { errorText, statusGlyphs, statusLabel, type AppContext, type ScreenFactory } from '../app';
+import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, replace, timeElement } from '../dom';
 import { glyphElement, LogView, linesAfter } from './log-view';
 import { runDuration, runTitle, statusPill } from './runs';
@@ -24,10 +24,6 @@ interface Selection {
   stepId: string;
   /** undefined: the latest attempt, following new ones. */
   attempt?: number;
-}
-
-function isWebLink(url: string | undefined): url is string {
-  return !!url && /^https?:\/\//i.test(url);
 }
 
 function formatTokens(count: number): string {
@@ -87,21 +83,10 @@ class RunView {
     this.element = h('section', { class: 'page run-page' }, header, this.runError, this.body);
   }
 
-  renderHeader(run: Run, desktop: boolean, openExternal: (url: string) => void): void {
+  renderHeader(run: Run, link: (url: string | undefined, text: string) => HTMLElement): void {
     this.title.textContent = runTitle(run);
     const issue = run.issue;
-    let key: HTMLElement | null = null;
-    if (issue?.key || isWebLink(issue?.url)) {
-      const text = issue?.key || 'Issue';
-      if (isWebLink(issue?.url)) {
-        const url = issue!.url!;
-        key = desktop
-          ? h('a', { href: url, class: 'issue-key', onclick: (event: Event) => { event.preventDefault(); openExternal(url); } }, text)
-          : h('a', { href: url, class: 'issue-key', target: '_blank', rel: 'noopener noreferrer' }, text);
-      } else {
-        key = h('span', { class: 'issue-key' }, text);
-      }
-    }
+    const key = issue?.key || /^https?:\/\//i.test(issue?.url ?? '') ? link(issue!.url, issue!.key || 'Issue') : null;
     const runTime = runDuration(run);
     replace(this.meta,
       statusPill(run.status, { 'data-test': 'run-status' }),
@@ -333,9 +318,7 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
 
   function render(): void {
     if (!run) return;
-    view.renderHeader(run, context.desktop, (url) => {
-      api.openExternal(url).catch((error: unknown) => context.toast(`Could not open the link: ${errorText(error)}`, 'error'));
-    });
+    view.renderHeader(run, (url, text) => externalLink(context, url, text, 'issue-key'));
     renderActions(run);
     pickSelection(run);
     view.renderTimeline(run, selection!.stepId);

@@ -1,28 +1,66 @@
-// The Triggers screen: the list of triggers, the editor of a generic webhook trigger, its webhook
-// URL, and its ledger of recent events (the answer to "why did this not run?").
+// The Triggers screen: the list of triggers, the editor of a generic webhook trigger or of a
+// tracker trigger (Linear), its webhook URL, its polling state, and its ledger of recent events
+// (the answer to "why did this not run?").
 //
 // View: the list, the editor form and the live parts (URL, state, ledger) are separate elements.
 // `update()` re-renders the list and the live parts but never the form the user is typing in.
 
-import type { TriggerConfig, TriggerInput, TriggerState } from '../../src/core/api';
-import { errorText, type AppContext, type ScreenFactory } from '../app';
+import type { TriggerConfig, TriggerFilter, TriggerInput, TriggerKind, TriggerState, WriteBackMarks } from '../../src/core/api';
+import { errorText, externalLink, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
+import { checkbox } from './form';
 import { FormFields, copyText, option, randomSecret, resultLine, switchControl, variablesEditor, withBusy } from './settings-form';
 
 const kindNames: Record<string, string> = { webhook: 'Webhook', linear: 'Linear', jira: 'Jira', github: 'GitHub' };
+
+interface FilterField {
+  name: keyof TriggerFilter;
+  label: string;
+  hint: string;
+  placeholder?: string;
+  /** Comma-separated in the form, a list in the filter. */
+  list?: boolean;
+}
+
+/** What the editor asks of a trigger that reads a tracker's issues through an account. */
+interface ProviderForm {
+  filter: FilterField[];
+  /** What write-back sets when a run starts and ends: issue states (Linear, Jira) or labels (GitHub). */
+  marks: { name: 'states' | 'labels'; noun: string; hint: string };
+  secretHint: string;
+  urlHint: string;
+}
+
+/** The tracker kinds the editor offers: GitHub or Jira is one more entry here. */
+const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
+  linear: {
+    filter: [
+      { name: 'team', label: 'Team key', hint: 'The prefix of the team’s issue keys.', placeholder: 'ENG' },
+      { name: 'states', label: 'States', list: true, placeholder: 'unstarted, started',
+        hint: 'Comma-separated state types (triage, backlog, unstarted, started, completed, canceled) or state names. Empty: every state except completed and canceled.' },
+      { name: 'labels', label: 'Labels', list: true, hint: 'Comma-separated: an issue with any of them. Empty: any labels.', placeholder: 'factory' },
+      { name: 'assignee', label: 'Assignee', hint: '“me”, an email, or empty for anyone.', placeholder: 'me' },
+    ],
+    marks: { name: 'states', noun: 'State', hint: 'Workflow state names, such as In Progress. Empty: the state is left alone.' },
+    secretHint: 'Optional: Linear’s signing secret of the webhook below. Polling finds new issues without it.',
+    urlHint: 'In Linear, Settings → API → Webhooks: paste this URL, choose Issue events, and copy Linear’s signing secret into the Webhook secret field above.',
+  },
+};
+const editableKinds = ['webhook', ...Object.keys(providerForms)] as TriggerKind[];
+const markWords: Record<keyof WriteBackMarks, string> = { started: 'when a run starts', succeeded: 'when it succeeds', failed: 'when it fails' };
 
 export const triggersScreen: ScreenFactory = (context) => {
   /** The trigger in the editor: an id, 'new', or undefined (nothing open). */
   let selected: string | undefined;
   let editor: TriggerEditor | undefined;
 
-  const newButton = h('button', { type: 'button', class: 'primary' }, 'New webhook trigger');
+  const newButton = h('button', { type: 'button', class: 'primary' }, 'New trigger');
   const list = h('ul', { class: 'list trigger-list', 'aria-label': 'Triggers' });
   const listArea = h('div', { class: 'split-list' });
   const editorArea = h('div', { class: 'split-detail' });
   const element = h('section', { class: 'page triggers-page' },
     h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Triggers'), h('span', { class: 'spacer' }), newButton),
-    h('p', { class: 'muted intro' }, 'A trigger starts a pipeline when an event arrives: a generic webhook posts an issue to its URL.'),
+    h('p', { class: 'muted intro' }, 'A trigger starts a pipeline when an issue arrives: a generic webhook posts one to its URL; a Linear trigger polls a team’s issues and takes Linear’s webhooks.'),
     h('div', { class: 'split' }, listArea, editorArea));
 
   newButton.addEventListener('click', () => open('new'));
@@ -36,12 +74,13 @@ export const triggersScreen: ScreenFactory = (context) => {
     return context.state.snapshot?.triggers ?? [];
   }
 
-  function open(id: string | undefined): void {
+  /** Opens a trigger, a new one ('new', of `kind`, with the name typed so far), or nothing. */
+  function open(id: string | undefined, kind: TriggerKind = 'webhook', name = ''): void {
     selected = id;
     const trigger = triggers().find((candidate) => candidate.id === id);
-    editor = id === undefined ? undefined : new TriggerEditor(context, trigger, (saved) => {
-      selected = saved?.id;
-      open(selected);
+    editor = id === undefined ? undefined : new TriggerEditor(context, trigger, { kind, name }, {
+      saved: (saved) => open(saved?.id),
+      changeKind: (next, typed) => open('new', next, typed),
     });
     if (editor) replace(editorArea, editor.element);
     else replace(editorArea, triggers().length ? h('div', { class: 'empty' }, 'Choose a trigger to see its URL and its recent events.') : null);
@@ -54,23 +93,24 @@ export const triggersScreen: ScreenFactory = (context) => {
     const all = triggers();
     if (all.length === 0) {
       const hasPipelines = (snapshot?.pipelines.length ?? 0) > 0;
-      const start = h('button', { type: 'button', class: 'primary' }, 'New webhook trigger');
+      const start = h('button', { type: 'button', class: 'primary' }, 'New trigger');
       start.addEventListener('click', () => open('new'));
       replace(listArea, h('div', { class: 'empty' },
-        h('p', {}, 'No triggers yet. A webhook trigger starts a pipeline when a service posts to its URL.'),
+        h('p', {}, 'No triggers yet. A trigger starts a pipeline when a service posts to its URL or a tracker has a matching issue.'),
         hasPipelines ? start : h('p', {}, 'Create a pipeline first: ', h('a', { href: '#/pipelines' }, 'Pipelines'))));
       return;
     }
     replace(list, all.map((trigger) => {
       const state = snapshot?.triggerStates[trigger.id];
       const pipeline = snapshot?.pipelines.find((candidate) => candidate.id === trigger.pipelineId);
+      const polls = trigger.kind !== 'webhook';
       return h('li', { class: 'list-item' },
         h('button', { type: 'button', class: 'item-button', 'data-id': trigger.id, ...(trigger.id === selected ? { 'aria-current': 'true' } : {}) },
           h('span', { class: 'item-title' }, trigger.name,
             trigger.enabled ? null : h('span', { class: 'tag' }, 'off')),
           h('span', { class: 'meta item-meta' },
             `${kindNames[trigger.kind] ?? trigger.kind} → ${pipeline?.name ?? 'missing pipeline'} · `,
-            'last event ', timeElement(state?.lastEventAt),
+            polls ? 'last poll ' : 'last event ', timeElement(polls ? state?.lastPollAt : state?.lastEventAt),
             ` · ${state?.processedCount ?? 0} processed`),
           state?.lastError ? h('span', { class: 'meta item-error' }, `✕ ${state.lastError}`) : null));
     }));
@@ -93,6 +133,9 @@ export const triggersScreen: ScreenFactory = (context) => {
 /** The editor of one trigger (or a new one), with its live URL, state and ledger. */
 class TriggerEditor {
   readonly element: HTMLElement;
+  private readonly kind: TriggerKind;
+  /** The tracker part of the form; undefined for a generic webhook. */
+  private readonly provider: ProviderForm | undefined;
   private readonly fields = new FormFields();
   private readonly name = h('input', { type: 'text', required: true, autocomplete: 'off' });
   private readonly pipeline = h('select', { required: true });
@@ -102,21 +145,30 @@ class TriggerEditor {
   private readonly variables;
   private readonly testOutput = h('div', { class: 'test-result', role: 'status', hidden: true });
   private readonly live = h('div', { class: 'trigger-live' });
+  private readonly connection = h('select', { required: true });
+  private readonly connectionNote = h('small', { class: 'meta' });
+  private readonly pollInterval = h('input', { type: 'number', min: 15, max: 86400, step: 1, inputmode: 'numeric', class: 'narrow' });
+  private readonly filterInputs: { field: FilterField; input: HTMLInputElement }[] = [];
+  private readonly comment = checkbox('Comment on the issue (one comment per run, kept current)', false);
+  private readonly marks = { started: h('input', { type: 'text' }), succeeded: h('input', { type: 'text' }), failed: h('input', { type: 'text' }) };
 
-  constructor(private readonly context: AppContext, private readonly trigger: TriggerConfig | undefined, private readonly saved: (trigger: TriggerConfig | undefined) => void) {
+  constructor(private readonly context: AppContext, private readonly trigger: TriggerConfig | undefined, draft: { kind: TriggerKind; name: string },
+    private readonly on: { saved(trigger: TriggerConfig | undefined): void; changeKind(kind: TriggerKind, name: string): void }) {
     const isNew = !trigger;
-    this.name.value = trigger?.name ?? '';
+    this.kind = trigger?.kind ?? draft.kind;
+    this.provider = providerForms[this.kind];
+    this.name.value = trigger?.name ?? draft.name;
     this.enabled.input.checked = trigger?.enabled ?? true;
-    this.secret.value = isNew ? randomSecret() : trigger?.webhookSecret ?? '';
+    this.secret.value = isNew && !this.provider ? randomSecret() : trigger?.webhookSecret ?? '';
     this.variables = variablesEditor(trigger?.variables);
     this.fillPipelines();
 
-    if (trigger && trigger.kind !== 'webhook') {
+    if (trigger && !this.provider && trigger.kind !== 'webhook') {
       const remove = h('button', { type: 'button', class: 'danger' }, 'Delete');
       remove.addEventListener('click', () => void this.remove(remove));
       this.element = h('div', { class: 'panel editor' },
         h('h2', { class: 'editor-title' }, trigger.name),
-        h('p', {}, `${kindNames[trigger.kind] ?? trigger.kind} triggers are not available in this version of Factory yet. Only generic webhook triggers can be edited here.`),
+        h('p', {}, `${kindNames[trigger.kind] ?? trigger.kind} triggers are not available in this version of Factory yet. ${editableKinds.map((kind) => kindNames[kind]).join(' and ')} triggers can be edited here.`),
         h('div', { class: 'form-actions' }, remove, this.fields.general),
         this.live);
       this.update();
@@ -145,9 +197,14 @@ class TriggerEditor {
     this.secretChanged();
 
     const save = h('button', { type: 'submit', class: 'primary' }, isNew ? 'Create trigger' : 'Save');
-    const test = h('button', { type: 'button' }, 'Test');
+    const test = h('button', { type: 'button' }, this.provider ? 'Preview' : 'Test');
     test.addEventListener('click', () => void this.test(test));
     const actions = h('div', { class: 'form-actions' }, save, test);
+    if (trigger && this.provider) {
+      const poll = h('button', { type: 'button' }, 'Poll now');
+      poll.addEventListener('click', () => void this.poll(poll));
+      actions.append(poll);
+    }
     if (trigger) {
       const reset = h('button', { type: 'button' }, 'Reset');
       reset.title = 'Forget processed issues, so the same keys start runs again';
@@ -157,23 +214,29 @@ class TriggerEditor {
       actions.append(h('span', { class: 'spacer' }), reset, remove);
     } else {
       const cancel = h('button', { type: 'button' }, 'Cancel');
-      cancel.addEventListener('click', () => this.saved(undefined));
+      cancel.addEventListener('click', () => this.on.saved(undefined));
       actions.append(cancel);
     }
 
-    const form = h('form', { class: 'panel editor', novalidate: true, 'aria-label': isNew ? 'New webhook trigger' : `Trigger ${trigger!.name}` },
-      h('h2', { class: 'editor-title' }, isNew ? 'New webhook trigger' : trigger!.name),
+    const title = isNew ? `New ${this.provider ? kindNames[this.kind] : 'webhook'} trigger` : trigger!.name;
+    const kind = h('select', {}, editableKinds.map((candidate) => option(candidate, kindNames[candidate]!, this.kind)));
+    kind.addEventListener('change', () => this.on.changeKind(kind.value as TriggerKind, this.name.value));
+    const form = h('form', { class: 'panel editor', novalidate: true, 'aria-label': isNew ? title : `Trigger ${trigger!.name}` },
+      h('h2', { class: 'editor-title' }, title),
+      isNew ? this.fields.field('kind', 'Kind', kind) : null,
       this.fields.field('name', 'Name', this.name),
       this.fields.field('pipelineId', 'Runs pipeline', this.pipeline),
       this.enabled.element,
+      this.provider ? this.providerFields(this.provider) : null,
       this.fields.field('webhookSecret', 'Webhook secret',
-        h('div', { class: 'input-row' }, this.secret, show, regenerate, clear)),
+        h('div', { class: 'input-row' }, this.secret, show, this.provider ? null : regenerate, clear)),
       this.secretHint,
+      this.provider ? this.writeBackGroup(this.provider) : null,
       this.fields.group('variables', 'Variables', this.variables.element, 'Passed to the pipeline; they override its own variables.'),
       this.fields.general,
       actions,
       this.testOutput);
-    this.fields.register('kind', form);
+    if (!isNew) this.fields.register('kind', form);
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       void this.save(save);
@@ -186,16 +249,58 @@ class TriggerEditor {
     if (!this.trigger) this.name.focus();
   }
 
-  /** Re-renders what the events change: the pipeline choices, the URL, the state and the ledger. */
+  /** The account, the filter and the poll interval of a tracker trigger. */
+  private providerFields(provider: ProviderForm): HTMLElement[] {
+    this.pollInterval.value = String(this.trigger?.pollIntervalSec ?? 60);
+    this.fillConnections();
+    const filters = provider.filter.map((field) => {
+      const input = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: field.placeholder });
+      const value = this.trigger?.filter?.[field.name];
+      input.value = Array.isArray(value) ? value.join(', ') : value ?? '';
+      this.filterInputs.push({ field, input });
+      return this.fields.field(`filter.${field.name}`, field.label, input, field.hint);
+    });
+    return [
+      this.fields.field('connectionId', 'Account', this.connection), this.connectionNote,
+      h('div', { class: 'form-grid' }, filters, this.fields.field('pollIntervalSec', 'Poll every (seconds)', this.pollInterval, 'Default 60, at least 15.')),
+    ];
+  }
+
+  /** What a run reports back on its issue: a comment, and marks when it starts and ends. */
+  private writeBackGroup(provider: ProviderForm): HTMLElement {
+    const writeBack = this.trigger?.writeBack;
+    this.comment.input.checked = writeBack?.comment ?? false;
+    const marks = (Object.keys(markWords) as (keyof WriteBackMarks)[]).map((mark) => {
+      this.marks[mark].value = writeBack?.[provider.marks.name]?.[mark] ?? '';
+      return this.fields.field(`writeBack.${provider.marks.name}.${mark}`, `${provider.marks.noun} ${markWords[mark]}`, this.marks[mark]);
+    });
+    return this.fields.group('writeBack', 'Report back on the issue', [this.comment.element, h('div', { class: 'form-grid marks' }, marks)], provider.marks.hint);
+  }
+
+  /** Re-renders what the events change: the pipeline and account choices, the URL, the state and the ledger. */
   update(): void {
     this.fillPipelines();
+    this.fillConnections();
     if (!this.trigger) {
       replace(this.live, h('p', { class: 'muted' }, 'Save the trigger to get its webhook URL.'));
       return;
     }
     const snapshot = this.context.state.snapshot;
     const state = snapshot?.triggerStates[this.trigger.id];
-    replace(this.live, this.trigger.kind === 'webhook' ? this.urlSection() : null, this.stateSection(state), this.ledgerSection(state));
+    replace(this.live, this.trigger.kind === 'webhook' || this.provider ? this.urlSection() : null, this.stateSection(state), this.ledgerSection(state));
+  }
+
+  /** The accounts of this trigger's kind; the only one is chosen for a new trigger. */
+  private fillConnections(): void {
+    if (!this.provider) return;
+    const accounts = (this.context.state.snapshot?.accounts ?? []).filter((account) => account.kind === this.kind);
+    const name = kindNames[this.kind];
+    const current = this.connection.value || this.trigger?.connectionId || (accounts.length === 1 ? accounts[0]!.id : '');
+    replace(this.connection,
+      option('', accounts.length ? 'Choose an account…' : `No ${name} account yet`, current),
+      accounts.map((account) => option(account.id, account.account ? `${account.name} (${account.account.name})` : account.name, current)));
+    this.connectionNote.hidden = accounts.length > 0;
+    replace(this.connectionNote, `Add a ${name} account in `, h('a', { href: '#/settings' }, 'Settings → Accounts'), ' first.');
   }
 
   private fillPipelines(): void {
@@ -207,6 +312,10 @@ class TriggerEditor {
   }
 
   private secretChanged(): void {
+    if (this.provider) {
+      this.secretHint.textContent = this.provider.secretHint;
+      return;
+    }
     this.secretHint.textContent = this.secret.value
       ? 'Each request must send it as ?token=…, the X-Factory-Token header, or Authorization: Bearer …. Saved when you save.'
       : 'No secret: anyone who can reach the URL can start runs.';
@@ -223,6 +332,20 @@ class TriggerEditor {
       variables: this.variables.read(),
     };
     if (this.trigger) input.id = this.trigger.id;
+    if (!this.provider) return input;
+    if (!input.webhookSecret) delete input.webhookSecret;
+    input.connectionId = this.connection.value;
+    if (this.pollInterval.value.trim()) input.pollIntervalSec = Number(this.pollInterval.value);
+    const filter: Record<string, string | string[]> = {};
+    for (const { field, input: control } of this.filterInputs) {
+      const text = control.value.trim();
+      if (text) filter[field.name] = field.list ? text.split(',').map((item) => item.trim()).filter(Boolean) : text;
+    }
+    if (Object.keys(filter).length > 0) input.filter = filter as TriggerFilter;
+    const marks: WriteBackMarks = {};
+    for (const [mark, control] of Object.entries(this.marks)) if (control.value.trim()) marks[mark as keyof WriteBackMarks] = control.value.trim();
+    input.writeBack = { comment: this.comment.input.checked };
+    if (Object.keys(marks).length > 0) input.writeBack[this.provider.marks.name] = marks;
     return input;
   }
 
@@ -235,7 +358,7 @@ class TriggerEditor {
       const snapshot = this.context.state.snapshot;
       if (snapshot && !snapshot.triggers.some((trigger) => trigger.id === saved.id)) snapshot.triggers.push(saved);
       else if (snapshot) snapshot.triggers = snapshot.triggers.map((trigger) => (trigger.id === saved.id ? saved : trigger));
-      this.saved(saved);
+      this.on.saved(saved);
     } catch (error) {
       this.fields.showError(error);
     }
@@ -245,14 +368,39 @@ class TriggerEditor {
     this.fields.clear();
     this.testOutput.hidden = true;
     try {
-      const result = await withBusy(button, 'Testing…', () => this.context.api.testTrigger(this.input()));
+      const result = await withBusy(button, this.provider ? 'Loading issues…' : 'Testing…', () => this.context.api.testTrigger(this.input()));
       if (!result.ok) {
+        // A validation message goes to its fields; anything else (a refused key, no such team) below.
+        if (this.fields.showError(new Error(result.error))) return;
+        this.fields.clear();
         resultLine(this.testOutput, false, result.error ?? 'The test failed');
         return;
       }
-      resultLine(this.testOutput, true, result.issues.length ? `Valid. It would start runs for: ${result.issues.map((issue) => issue.title).join(', ')}` : 'Valid: the trigger accepts events as configured.');
+      const count = result.issues.length;
+      if (!this.provider) {
+        resultLine(this.testOutput, true, count ? `Valid. It would start runs for: ${result.issues.map((issue) => issue.title).join(', ')}` : 'Valid: the trigger accepts events as configured.');
+        return;
+      }
+      resultLine(this.testOutput, true, count ? `${count} ${count === 1 ? 'issue matches' : 'issues match'} the filter now:` : 'No issue matches the filter now.');
+      this.testOutput.append(h('ul', { class: 'preview-list', 'aria-label': 'Matching issues' }, result.issues.map((issue) =>
+        h('li', {}, externalLink(this.context, issue.url, issue.key ?? 'Issue', 'mono'), ' ', issue.title))));
     } catch (error) {
       if (!this.fields.showError(error)) resultLine(this.testOutput, false, errorText(error));
+    }
+  }
+
+  private async poll(button: HTMLButtonElement): Promise<void> {
+    const trigger = this.trigger!;
+    try {
+      const state = await withBusy(button, 'Polling…', () => this.context.api.pollTrigger(trigger.id));
+      // The snapshot event follows; show the new state now.
+      const snapshot = this.context.state.snapshot;
+      if (snapshot) snapshot.triggerStates[trigger.id] = state;
+      this.update();
+      if (state.lastError) this.context.toast(state.lastError, 'error');
+      else this.context.toast(`Trigger “${trigger.name}” polled: ${state.processedCount} processed`);
+    } catch (error) {
+      this.context.toast(errorText(error), 'error');
     }
   }
 
@@ -275,7 +423,7 @@ class TriggerEditor {
       this.context.toast(`Trigger “${trigger.name}” deleted`);
       const snapshot = this.context.state.snapshot;
       if (snapshot) snapshot.triggers = snapshot.triggers.filter((candidate) => candidate.id !== trigger.id);
-      this.saved(undefined);
+      this.on.saved(undefined);
     } catch (error) {
       this.context.toast(errorText(error), 'error');
     }
@@ -287,7 +435,8 @@ class TriggerEditor {
     if (!base) {
       return h('div', { class: 'panel' },
         h('h3', {}, 'Webhook URL'),
-        h('p', {}, 'The webhook server is off, so nothing can reach this trigger. ', h('a', { href: '#/settings' }, 'Switch on the webhook server in Settings'), '.'),
+        h('p', {}, this.provider ? `The webhook server is off: ${kindNames[this.kind]} cannot send issues here, so they arrive only by polling. ` : 'The webhook server is off, so nothing can reach this trigger. ',
+          h('a', { href: '#/settings' }, 'Switch on the webhook server in Settings'), '.'),
         snapshot?.webhookError ? h('p', { class: 'field-error' }, `✕ ${snapshot.webhookError}`) : null);
     }
     const url = `${base.replace(/\/+$/, '')}/hooks/${this.trigger!.id}`;
@@ -299,12 +448,15 @@ class TriggerEditor {
     return h('div', { class: 'panel' },
       h('h3', {}, 'Webhook URL'),
       h('div', { class: 'input-row' }, h('code', { class: 'url', tabindex: '0' }, url), copy),
-      h('p', { class: 'meta' }, 'POST a JSON body with at least a title: {"title": "…", "key": "…", "description": "…"}. The same key never starts two runs.'));
+      h('p', { class: 'meta' }, this.provider?.urlHint ?? 'POST a JSON body with at least a title: {"title": "…", "key": "…", "description": "…"}. The same key never starts two runs.'));
   }
 
   private stateSection(state: TriggerState | undefined): HTMLElement {
+    const limitedUntil = state?.rateLimitedUntil !== undefined && state.rateLimitedUntil > Date.now() ? state.rateLimitedUntil : undefined;
     return h('p', { class: 'meta trigger-state' },
-      'Last event ', timeElement(state?.lastEventAt), ` · ${state?.processedCount ?? 0} processed`,
+      this.provider ? ['Last poll ', timeElement(state?.lastPollAt), ' · next poll ', timeElement(state?.nextPollAt), ' · last event '] : 'Last event ',
+      timeElement(state?.lastEventAt), ` · ${state?.processedCount ?? 0} processed`,
+      limitedUntil ? h('span', { class: 'warning' }, ` · rate limited until ${new Date(limitedUntil).toLocaleTimeString()}`) : null,
       state?.lastError ? h('span', { class: 'item-error' }, ` · ✕ ${state.lastError}`) : null);
   }
 
@@ -312,7 +464,9 @@ class TriggerEditor {
     const entries = state?.ledger ?? [];
     const heading = h('h3', {}, 'Recent events');
     if (entries.length === 0) {
-      return h('div', { class: 'ledger' }, heading, h('div', { class: 'empty' }, 'No events yet. Send a request to the webhook URL: each one shows here with what was decided.'));
+      return h('div', { class: 'ledger' }, heading, h('div', { class: 'empty' }, this.provider
+        ? 'No events yet. Poll now, or wait for the next poll: each issue shows here with what was decided.'
+        : 'No events yet. Send a request to the webhook URL: each one shows here with what was decided.'));
     }
     return h('div', { class: 'ledger' }, heading,
       h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Recent events' },
