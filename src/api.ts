@@ -3,7 +3,7 @@
 // each method checks them (or hands them to a service that does) before anything changes.
 
 import type {
-  FactoryApi, FactoryEventName, FactoryEvents, FactoryMethods, MethodName, Platform, RemoteStatus, Settings, Snapshot,
+  FactoryApi, FactoryEventName, FactoryEvents, FactoryMethods, Platform, RemoteStatus, Settings, Snapshot,
 } from './core/api';
 import { UnavailableError, ValidationError, quote } from './core/errors';
 import type { ChannelService } from './channels/channels';
@@ -13,6 +13,7 @@ import type { EventHub } from './engine/events';
 import type { RunService } from './engine/runs';
 import type { Generator } from './harness/generate';
 import type { HarnessService } from './harness/harnesses';
+import type { ConnectionService } from './triggers/connections';
 import type { TriggerService } from './triggers/triggers';
 import type { ConfigFile } from './store/data-store';
 
@@ -26,6 +27,7 @@ export interface Services {
   runs: RunService;
   inbox: Inbox;
   triggers: TriggerService;
+  connections: ConnectionService;
   harnesses: HarnessService;
   generator: Generator;
   channels: ChannelService;
@@ -45,7 +47,7 @@ export interface Services {
 export const snapshotInterval = 250;
 
 export function createApi(services: Services): FactoryApi & { close(): void; announceSnapshot(): void } {
-  const { config, events, runs, inbox, triggers, harnesses, generator, channels } = services;
+  const { config, events, runs, inbox, triggers, connections, harnesses, generator, channels } = services;
 
   function snapshot(): Snapshot {
     const current = config.current;
@@ -54,7 +56,7 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
       settings: current.settings,
       projects: current.projects,
       pipelines: current.pipelines,
-      accounts: current.connections.map(({ token, ...connection }) => ({ ...connection, hasToken: Boolean(token) })),
+      accounts: connections.views(),
       triggers: current.triggers,
       triggerStates: triggers.states(),
       harnesses: harnesses.list(current),
@@ -91,10 +93,6 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
     return (async () => {
       throw new UnavailableError(`${name} is only available on the desktop`);
     }) as unknown as DesktopFunctions[M];
-  }
-
-  function notYet(name: MethodName): never {
-    throw new UnavailableError(`${name} is not available in this version of Factory yet`);
   }
 
   const api: FactoryApi & { close(): void; announceSnapshot(): void } = {
@@ -135,9 +133,9 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
     cancelPipelineGeneration: async () => generator.cancelPipelineGeneration(),
 
     // Accounts and triggers
-    saveConnection: async () => notYet('saveConnection'),
-    deleteConnection: async () => notYet('deleteConnection'),
-    testConnection: async () => notYet('testConnection'),
+    saveConnection: (connection) => connections.save(connection),
+    deleteConnection: (id) => connections.delete(id),
+    testConnection: (connection) => connections.test(connection),
     saveTrigger: (trigger) => triggers.saveTrigger(trigger),
     deleteTrigger: (id) => triggers.deleteTrigger(id),
     testTrigger: (trigger) => triggers.testTrigger(trigger),

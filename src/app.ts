@@ -26,8 +26,9 @@ import { createAgentRunner } from './harness/agent-step';
 import { Generator } from './harness/generate';
 import { HarnessService } from './harness/harnesses';
 import { outputFormats } from './harness/parsers';
-import { genericWebhookProvider } from './triggers/generic';
-import { TriggerService } from './triggers/triggers';
+import { ConnectionService } from './triggers/connections';
+import { linearProvider } from './triggers/providers/linear';
+import { TriggerService, type TriggerServiceOptions } from './triggers/triggers';
 
 declare const FACTORY_VERSION: string;
 /** The application version, set at build time from package.json. */
@@ -43,6 +44,8 @@ export interface StartOptions {
   uiRoot: string;
   /** Shows a native notification (desktop channels); absent in headless mode, where they do nothing. */
   desktopNotify?: DesktopNotify;
+  /** Tests shorten the trigger service's waits. */
+  triggerTuning?: Pick<TriggerServiceOptions, 'writeBackRetryDelaysMs' | 'firstPollDelayMs'>;
 }
 
 export interface Factory {
@@ -106,7 +109,13 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     secrets,
   });
   for (const problem of problems) console.warn(`Skipped a run: ${problem}`);
-  const triggers = await TriggerService.open({ store, config, runs, providers: { webhook: genericWebhookProvider } });
+  const providers = { linear: linearProvider };
+  const connections = new ConnectionService(config, providers);
+  const triggers = await TriggerService.open({
+    store, config, runs, connections, providers, runUrl,
+    failed: (trigger, message) => notices.triggerError(message, trigger.name),
+    ...options.triggerTuning,
+  });
   const webhooks = new WebhookServer({
     receive: (delivery) => triggers.receive(delivery.triggerId, { body: delivery.body, headers: delivery.headers, query: delivery.query, receivedAt: Date.now() }),
     onStartFailed: (message) => notices.triggerError(`The webhook server failed to start: ${message}`),
@@ -117,6 +126,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     runs,
     inbox,
     triggers,
+    connections,
     harnesses,
     generator,
     channels,
@@ -151,7 +161,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
       stopping ??= (async () => {
         await remote!.stop();
         await webhooks.stop();
-        await triggers.flush();
+        await triggers.stop();
         await runs.stop();
         api.close();
         await config.idle();

@@ -279,7 +279,7 @@ export interface WriteBack {
 /** One thing that happened to a trigger, kept so the UI can answer "why did this not run?". */
 export interface LedgerEntry {
   at: number;
-  source: 'webhook' | 'poll' | 'test';
+  source: 'webhook' | 'poll' | 'test' | 'write-back';
   key?: string;
   /** 'started', 'duplicate', 'ignored: no title', 'invalid signature', ... */
   decision: string;

@@ -1,6 +1,6 @@
 // Checking a trigger from any door (saveTrigger, testTrigger).
 
-import type { TriggerConfig, TriggerKind } from './api';
+import type { Connection, ConnectionKind, TriggerConfig, TriggerKind, WriteBackMarks } from './api';
 import { ValidationError, quote, type ValidationIssue } from './errors';
 import { isId } from './ids';
 import { validateVariables } from './runs';
@@ -25,6 +25,24 @@ function readStringList(value: unknown, field: string, issues: ValidationIssue[]
   }
   issues.push({ field, message: `must be a list of texts, not ${quote(value)}` });
   return undefined;
+}
+
+/** Names of states or labels for started / succeeded / failed: trimmed, blanks dropped. */
+function readMarks(value: unknown, field: string, issues: ValidationIssue[]): WriteBackMarks | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isPlainObject(value)) {
+    issues.push({ field, message: `must be { started?, succeeded?, failed? } with names, not ${quote(value)}` });
+    return undefined;
+  }
+  const marks: WriteBackMarks = {};
+  for (const moment of ['started', 'succeeded', 'failed'] as const) {
+    const name = value[moment];
+    if (name === undefined || name === null || name === '') continue;
+    if (typeof name === 'string' && name.trim().length <= 200) {
+      if (name.trim()) marks[moment] = name.trim();
+    } else issues.push({ field: `${field}.${moment}`, message: `must be a name of up to 200 characters, not ${quote(name)}` });
+  }
+  return Object.keys(marks).length > 0 ? marks : undefined;
 }
 
 /**
@@ -85,12 +103,67 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
       if (Object.keys(filter).length > 0) trigger.filter = filter;
     }
   }
-  if (input.writeBack !== undefined && input.writeBack !== null) {
-    if (isPlainObject(input.writeBack) && typeof input.writeBack.comment === 'boolean') trigger.writeBack = { comment: input.writeBack.comment };
-    else issues.push({ field: 'writeBack', message: `must be { comment: true or false }, not ${quote(input.writeBack)}` });
+  if (input.writeBack !== undefined && input.writeBack !== null && trigger.kind !== 'webhook') {
+    const writeBack = input.writeBack;
+    if (!isPlainObject(writeBack) || (writeBack.comment !== undefined && typeof writeBack.comment !== 'boolean')) {
+      issues.push({ field: 'writeBack', message: `must be { comment: true or false, states?, labels? }, not ${quote(writeBack)}` });
+    } else {
+      trigger.writeBack = { comment: writeBack.comment === true };
+      for (const name of ['states', 'labels'] as const) {
+        const marks = readMarks(writeBack[name], `writeBack.${name}`, issues);
+        if (marks) trigger.writeBack[name] = marks;
+      }
+    }
   }
   const variables = validateVariables(input.variables, 'variables', issues);
   if (Object.keys(variables).length > 0) trigger.variables = variables;
   if (issues.length > 0) throw new ValidationError(issues, 'Trigger not saved:');
   return trigger;
+}
+
+export const connectionKinds: readonly ConnectionKind[] = ['linear', 'jira', 'github'];
+
+/**
+ * Validates an account to save or test and returns a clean copy. `token` stays undefined when none
+ * was given (saving keeps the stored one); the caller verifies the credentials with the service.
+ */
+export function validateConnection(input: unknown, availableKinds: readonly ConnectionKind[]): Omit<Connection, 'id' | 'token'> & { id?: string; token?: string } {
+  if (!isPlainObject(input)) throw new ValidationError(`An account must be an object, not ${quote(input)}`);
+  const issues: ValidationIssue[] = [];
+  const kind = input.kind as ConnectionKind;
+  if (!connectionKinds.includes(kind)) issues.push({ field: 'kind', message: `must be one of ${connectionKinds.join(', ')}, not ${quote(input.kind)}` });
+  else if (!availableKinds.includes(kind)) issues.push({ field: 'kind', message: `${kind} accounts are not available in this version of Factory yet` });
+  const connection: Omit<Connection, 'id' | 'token'> & { id?: string; token?: string } = { kind, name: '' };
+  if (input.id !== undefined && input.id !== null && input.id !== '') {
+    if (isId(input.id, 'con')) connection.id = input.id;
+    else issues.push({ field: 'id', message: `is not an account id: ${quote(input.id)}` });
+  }
+  if (input.name !== undefined && input.name !== null) {
+    if (typeof input.name === 'string' && input.name.trim().length <= 100) connection.name = input.name.trim();
+    else issues.push({ field: 'name', message: 'must be a name of up to 100 characters' });
+  }
+  if (input.baseUrl !== undefined && input.baseUrl !== null && input.baseUrl !== '') {
+    const url = typeof input.baseUrl === 'string' ? parseUrl(input.baseUrl.trim()) : undefined;
+    if (url && (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash) connection.baseUrl = url.href.replace(/\/+$/, '');
+    else issues.push({ field: 'baseUrl', message: `must be an http(s) address without credentials, such as https://api.linear.app, not ${quote(input.baseUrl)}` });
+  }
+  if (input.email !== undefined && input.email !== null && input.email !== '') {
+    if (typeof input.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(input.email.trim()) && input.email.length <= 320) connection.email = input.email.trim();
+    else issues.push({ field: 'email', message: `must be an email address, not ${quote(input.email)}` });
+  }
+  if (input.token !== undefined && input.token !== null && input.token !== '') {
+    // Printable ASCII on one line: a token goes into an HTTP header as it is.
+    if (typeof input.token === 'string' && /^[\x21-\x7e]{1,10000}$/.test(input.token.trim())) connection.token = input.token.trim();
+    else issues.push({ field: 'token', message: 'must be the key or token as the service shows it: one line of printable characters, no spaces' });
+  }
+  if (issues.length > 0) throw new ValidationError(issues, 'Account not saved:');
+  return connection;
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,8 +1,9 @@
-// The one interface every trigger kind implements for its webhooks (spec "Webhook server",
-// "Provider webhooks"): first prove the sender knows the trigger's secret, then map the request to an
-// issue. The generic kind lives in generic.ts; the tracker and code-host kinds plug in beside it.
+// What a trigger kind implements (spec "Webhook server", "Provider webhooks"): every kind proves a
+// webhook's sender knows the trigger's secret, then maps the request to an issue; the trackers
+// (providers/linear.ts, jira.ts, github.ts) also verify accounts, poll, filter and write back.
 
-import type { Issue, TriggerConfig } from '../core/api';
+import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../core/api';
+import { FactoryError } from '../core/errors';
 
 /**
  * One request to `/hooks/<trigger-id>`, as the webhook server hands it over: the raw body bytes
@@ -17,21 +18,79 @@ export interface IncomingWebhook {
   receivedAt: number;
 }
 
-/** What a provider decides about a verified request; the webhook server maps it to a response. */
+/** An issue as a provider saw it, by a poll or in a webhook. */
+export interface ObservedIssue {
+  issue: Issue;
+  /** The dedup key (Linear `ENG-123`, GitHub `owner/repo#7`, Jira `ABC-7`, or the webhook's). */
+  key: string;
+  /** Why the issue is outside the trigger's filter now; absent: it matches. */
+  outside?: string;
+  /** The provider's time of the issue's last change (ISO 8601): an event older than one seen is stale. */
+  updatedAt?: string;
+}
+
+/** What a provider decides about a verified request; the trigger service maps it to an answer. */
 export type WebhookVerdict =
-  /** Start a run for this issue, unless a run was already started for `key` (dedup per trigger). */
-  | { kind: 'issue'; issue: Issue; key: string }
+  /** An issue to admit: a run starts when it matches and its key is not processed (dedup per trigger). */
+  | ({ kind: 'issue'; /** The provider's id of this delivery, the same on its retries. */ deliveryId?: string } & ObservedIssue)
   /** 202 `{"ignored": true}`; `reason` goes to the trigger's ledger, e.g. `ignored: no title`. */
   | { kind: 'ignored'; reason: string }
   /** 400 `{"error": reason}`: a payload that could not be parsed. */
-  | { kind: 'invalid'; reason: string };
+  | { kind: 'invalid'; reason: string }
+  /** 401 `invalid signature`: signed, but not acceptable (`reason` for the ledger, e.g. a stale timestamp). */
+  | { kind: 'refused'; reason: string }
+  /** Answered as it is (GitHub's `ping`: 200 `{"ok": true}`). */
+  | { kind: 'answer'; status: 200; body: Record<string, unknown>; reason: string };
 
-export interface TriggerProvider {
-  kind: TriggerConfig['kind'];
+/** The webhook half of a trigger kind: every kind has it, the generic webhook has nothing else. */
+export interface WebhookProvider {
   /** True when the request proves it knows the trigger's secret (or no secret is set). Constant time. Runs BEFORE the body is parsed. */
-  verify(webhook: IncomingWebhook, trigger: TriggerConfig): boolean;
-  /** Maps a verified request to an issue, or says why it is ignored. Never throws on hostile input. */
-  parse(webhook: IncomingWebhook, trigger: TriggerConfig): WebhookVerdict;
+  verifyWebhook(webhook: IncomingWebhook, trigger: TriggerConfig): boolean;
+  /** Maps a verified request to an issue, or says why not. Never throws on hostile input. */
+  parseWebhook(webhook: IncomingWebhook, trigger: TriggerConfig, connection?: Connection): WebhookVerdict;
+}
+
+/** A step of write-back: keep the run's one comment current, and mark the issue. */
+export interface WriteBackTarget {
+  connection: Connection;
+  trigger: TriggerConfig;
+  /** The run's issue, with the provider's own object in `raw`. */
+  issue: Issue;
+}
+
+/**
+ * A tracker or code host (Linear, Jira, GitHub): one file each under providers/. Every method
+ * that talks to the service throws ProviderError (or the client's NetworkError) with a message a
+ * user can act on, never a token.
+ */
+export interface TrackerProvider extends WebhookProvider {
+  /** The service's name in messages: `Linear`. */
+  name: string;
+  /** Checks the credentials and returns the account they belong to. */
+  verifyConnection(connection: Connection): Promise<ConnectionAccount>;
+  /** Checks a trigger's filter against the service (an unknown team, repo or query): ValidationError naming it. */
+  checkTrigger(trigger: TriggerConfig, connection: Connection): Promise<void>;
+  /**
+   * The issues of the trigger, page by page; returns the cursor of the next incremental poll.
+   * Without `cursor` (a full poll) it yields every issue that matches now, so a processed issue
+   * not among them has left the filter; with one, it yields the issues changed since, each with
+   * `outside` set when it does not match.
+   */
+  poll(trigger: TriggerConfig, connection: Connection, cursor?: string): AsyncGenerator<ObservedIssue[], string | undefined>;
+  /** Why a provider issue object is outside the trigger's filter; undefined when it matches. */
+  filter(trigger: TriggerConfig, raw: Record<string, unknown>, connection: Connection): string | undefined;
+  /** Creates or edits the run's comment; finds it by `marker` (the run id) when `commentId` is unknown. Returns its id. */
+  upsertComment(target: WriteBackTarget, body: string, marker: string, commentId?: string): Promise<string>;
+  /** Moves the issue to the state (or label) `name` the trigger's write-back names. */
+  mark(target: WriteBackTarget, name: string, previous?: string): Promise<void>;
+}
+
+/** A service refused or failed in its own words. `retryAt`: a rate limit lifts then. */
+export class ProviderError extends FactoryError {
+  override name = 'ProviderError';
+  constructor(message: string, readonly retryable = false, readonly retryAt?: number) {
+    super(message);
+  }
 }
 
 /**

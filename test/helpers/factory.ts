@@ -1,5 +1,5 @@
 // A real Factory on a temporary data folder, and small helpers to drive it in tests.
-import { startFactory, type Factory } from '../../src/app';
+import { startFactory, type Factory, type StartOptions } from '../../src/app';
 import type { FactoryEventName, FactoryEvents, Pipeline, Run, Step } from '../../src/core/api';
 import { makeTempDir, removeTempDir, waitFor } from './temp';
 
@@ -15,9 +15,9 @@ export interface TestFactory extends Factory {
   close(): Promise<void>;
 }
 
-export async function startTestFactory(options: { overrides?: unknown; dir?: string } = {}): Promise<TestFactory> {
+export async function startTestFactory(options: { overrides?: unknown; dir?: string; triggerTuning?: StartOptions['triggerTuning'] } = {}): Promise<TestFactory> {
   const dir = options.dir ?? makeTempDir('factory-engine');
-  const factory = await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui', overrides: options.overrides });
+  const factory = await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui', overrides: options.overrides, ...(options.triggerTuning ? { triggerTuning: options.triggerTuning } : {}) });
   const { projects } = await factory.api.snapshot();
   const unsubscribers: (() => void)[] = [];
   return {

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Issue, TriggerConfig } from '../../src/core/api';
-import { genericWebhookProvider } from '../../src/triggers/generic';
+import { genericWebhookProvider } from '../../src/triggers/providers/generic';
 import type { IncomingWebhook, WebhookVerdict } from '../../src/triggers/provider';
 
 const generic = suite('generic webhook');
@@ -20,7 +20,7 @@ function webhook(options: { body?: string | Buffer | object; headers?: Record<st
 }
 
 function parse(options: Parameters<typeof webhook>[0]): WebhookVerdict {
-  return genericWebhookProvider.parse(webhook(options), trigger);
+  return genericWebhookProvider.parseWebhook(webhook(options), trigger);
 }
 
 /** The issue of a verdict that must start a run. */
@@ -37,49 +37,45 @@ function assertIgnored(verdict: WebhookVerdict): void {
 
 // ───────────────────────────── verify ─────────────────────────────
 
-generic('is the provider of kind webhook', () => {
-  assert.is(genericWebhookProvider.kind, 'webhook');
-});
-
 generic('accepts the secret by ?token=', () => {
-  assert.ok(genericWebhookProvider.verify(webhook({ query: { token: secret } }), trigger));
+  assert.ok(genericWebhookProvider.verifyWebhook(webhook({ query: { token: secret } }), trigger));
 });
 
 generic('accepts the secret by X-Factory-Token', () => {
-  assert.ok(genericWebhookProvider.verify(webhook({ headers: { 'x-factory-token': secret } }), trigger));
+  assert.ok(genericWebhookProvider.verifyWebhook(webhook({ headers: { 'x-factory-token': secret } }), trigger));
 });
 
 generic('accepts the secret by Authorization: Bearer', () => {
-  assert.ok(genericWebhookProvider.verify(webhook({ headers: { authorization: `Bearer ${secret}` } }), trigger));
+  assert.ok(genericWebhookProvider.verifyWebhook(webhook({ headers: { authorization: `Bearer ${secret}` } }), trigger));
 });
 
 generic('rejects a wrong token by each path', () => {
-  assert.not.ok(genericWebhookProvider.verify(webhook({ query: { token: 'wrong' } }), trigger));
-  assert.not.ok(genericWebhookProvider.verify(webhook({ headers: { 'x-factory-token': secret + 'x' } }), trigger));
-  assert.not.ok(genericWebhookProvider.verify(webhook({ headers: { authorization: `Basic ${secret}` } }), trigger));
-  assert.not.ok(genericWebhookProvider.verify(webhook({ headers: { authorization: `Bearer ${secret.slice(1)}` } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ query: { token: 'wrong' } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ headers: { 'x-factory-token': secret + 'x' } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ headers: { authorization: `Basic ${secret}` } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ headers: { authorization: `Bearer ${secret.slice(1)}` } }), trigger));
 });
 
 generic('the token of higher precedence decides: a wrong ?token= is not rescued by a right header', () => {
-  assert.not.ok(genericWebhookProvider.verify(webhook({ query: { token: 'wrong' }, headers: { 'x-factory-token': secret } }), trigger));
-  assert.ok(genericWebhookProvider.verify(webhook({ query: { token: secret }, headers: { 'x-factory-token': 'wrong' } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ query: { token: 'wrong' }, headers: { 'x-factory-token': secret } }), trigger));
+  assert.ok(genericWebhookProvider.verifyWebhook(webhook({ query: { token: secret }, headers: { 'x-factory-token': 'wrong' } }), trigger));
 });
 
 generic('rejects a request that presents no token', () => {
-  assert.not.ok(genericWebhookProvider.verify(webhook({ body: { title: 'x' } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ body: { title: 'x' } }), trigger));
 });
 
 generic('rejects empty and very long tokens without throwing', () => {
-  assert.not.ok(genericWebhookProvider.verify(webhook({ query: { token: '' } }), trigger));
-  assert.not.ok(genericWebhookProvider.verify(webhook({ headers: { 'x-factory-token': '' } }), trigger));
-  assert.not.ok(genericWebhookProvider.verify(webhook({ query: { token: secret.repeat(100_000) } }), trigger));
-  assert.not.ok(genericWebhookProvider.verify(webhook({ headers: { authorization: 'Bearer ' + 'a'.repeat(1_000_000) } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ query: { token: '' } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ headers: { 'x-factory-token': '' } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ query: { token: secret.repeat(100_000) } }), trigger));
+  assert.not.ok(genericWebhookProvider.verifyWebhook(webhook({ headers: { authorization: 'Bearer ' + 'a'.repeat(1_000_000) } }), trigger));
 });
 
 generic('a cleared secret (undefined or empty) accepts every request', () => {
-  assert.ok(genericWebhookProvider.verify(webhook(), openTrigger));
-  assert.ok(genericWebhookProvider.verify(webhook({ query: { token: 'anything' } }), openTrigger));
-  assert.ok(genericWebhookProvider.verify(webhook(), { ...trigger, webhookSecret: '' }));
+  assert.ok(genericWebhookProvider.verifyWebhook(webhook(), openTrigger));
+  assert.ok(genericWebhookProvider.verifyWebhook(webhook({ query: { token: 'anything' } }), openTrigger));
+  assert.ok(genericWebhookProvider.verifyWebhook(webhook(), { ...trigger, webhookSecret: '' }));
 });
 
 // ───────────────────────────── parse: the payload table ─────────────────────────────

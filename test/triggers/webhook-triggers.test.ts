@@ -79,7 +79,7 @@ hooks('the response table: health, not found, unknown trigger, disabled, bad sec
   assert.is(run.steps[0]!.output, 'Deploy | D-1 | webhook | web | staging\n');
 
   const ledger = (await factory.api.snapshot()).triggerStates[trigger.id]!.ledger.map((entry) => entry.decision);
-  assert.equal(ledger, ['disabled', `started ${runs[0]!.id}`, 'ignored: no title', 'duplicate', `started ${run.id}`, 'invalid signature', 'invalid signature']);
+  assert.equal(ledger, ['disabled', `started ${runs[0]!.id}`, 'ignored: no title', 'already processed', `started ${run.id}`, 'invalid signature', 'invalid signature']);
   const text = JSON.stringify((await factory.api.snapshot()).triggerStates);
   assert.not.match(text, new RegExp(trigger.webhookSecret!), 'no secret in the ledger');
   assert.not.match(text, /no title here/, 'no bodies in the ledger');
@@ -165,7 +165,7 @@ hooks('the ledger of a burst is saved soon after it, and a stop right after deli
 hooks('trigger methods validate; deleting a trigger deletes its state; a used pipeline cannot be deleted', async (context) => {
   const { factory, trigger } = context;
   await rejects(factory.api.saveTrigger({ name: '', kind: 'webhook', enabled: true, pipelineId: 'pl_nope' }), /name[\s\S]*pipelineId/);
-  await rejects(factory.api.saveTrigger({ name: 'L', kind: 'linear', enabled: true, pipelineId: trigger.pipelineId }), /linear triggers are not available/);
+  await rejects(factory.api.saveTrigger({ name: 'L', kind: 'linear', enabled: true, pipelineId: trigger.pipelineId }), /connectionId: choose the account/);
   assert.equal(await factory.api.testTrigger({ ...trigger }), { ok: true, issues: [] });
   const failing = await factory.api.testTrigger({ ...trigger, pipelineId: 'pl_x' });
   assert.is(failing.ok, false);

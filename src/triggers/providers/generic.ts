@@ -21,9 +21,9 @@
 // U+FFFD, a leading byte-order mark is dropped).
 
 import { createHash } from 'node:crypto';
-import type { Issue } from '../core/api';
-import { readQuery, type IncomingWebhook, type TriggerProvider, type WebhookVerdict } from './provider';
-import { constantTimeEqual, presentedToken } from './secrets';
+import type { Issue } from '../../core/api';
+import { readQuery, type IncomingWebhook, type WebhookProvider, type WebhookVerdict } from '../provider';
+import { constantTimeEqual, presentedToken } from '../secrets';
 
 /** Lengths are in characters (Unicode code points), so a cut never splits one. */
 const maxTitleCharacters = 1000;
@@ -46,21 +46,20 @@ const noTitleReason = 'ignored: no title';
 
 /**
  * The provider for kind 'webhook'.
- * verify: with no secret (undefined or empty) every request is accepted; otherwise the token the
+ * verifyWebhook: with no secret (undefined or empty) every request is accepted; otherwise the token the
  * request presents (`?token=`, `X-Factory-Token`, `Authorization: Bearer`; see `presentedToken`)
  * must equal the secret, compared in constant time.
- * parse: the rules at the top of this file. Never throws; answers 'invalid' only for a JSON body
+ * parseWebhook: the rules at the top of this file. Never throws; answers 'invalid' only for a JSON body
  * nested deeper than 100 levels.
  */
-export const genericWebhookProvider: TriggerProvider = {
-  kind: 'webhook',
-  verify(webhook, trigger) {
+export const genericWebhookProvider: WebhookProvider = {
+  verifyWebhook(webhook, trigger) {
     const secret = trigger.webhookSecret;
     if (!secret) return true;
     const token = presentedToken(webhook);
     return token !== undefined && constantTimeEqual(token, secret);
   },
-  parse(webhook) {
+  parseWebhook(webhook) {
     return parseGenericWebhook(webhook);
   },
 };

@@ -1,0 +1,78 @@
+// Accounts at trackers and code hosts (spec "Accounts and triggers"): saved only once the service
+// has verified the credentials, tested without saving, refused deletion while a trigger uses them.
+// The token never leaves the engine: every view carries `hasToken` instead, and saving without a
+// token keeps the stored one.
+
+import type { Connection, ConnectionAccount, ConnectionKind, ConnectionView, TestResult } from '../core/api';
+import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
+import { newId } from '../core/ids';
+import { validateConnection } from '../core/trigger-config';
+import type { ConfigService } from '../engine/config';
+import type { TrackerProvider } from './provider';
+
+export function connectionView({ token, ...connection }: Connection): ConnectionView {
+  return { ...connection, hasToken: Boolean(token) };
+}
+
+export class ConnectionService {
+  constructor(
+    private readonly config: ConfigService,
+    private readonly providers: Partial<Record<ConnectionKind, TrackerProvider>>,
+  ) {}
+
+  views(): ConnectionView[] {
+    return this.config.current.connections.map(connectionView);
+  }
+
+  get(id: string | undefined): Connection | undefined {
+    return this.config.current.connections.find((connection) => connection.id === id);
+  }
+
+  /** Verifies without saving: `{ ok, account }`, or `{ ok: false, error }` in the service's words. */
+  async test(input: unknown): Promise<TestResult & { account?: ConnectionAccount }> {
+    try {
+      const { account } = await this.verified(input);
+      return { ok: true, account };
+    } catch (error) {
+      return { ok: false, error: errorMessage(error) };
+    }
+  }
+
+  /** Creates (no id) or updates an account once the service accepts its credentials. */
+  async save(input: unknown): Promise<ConnectionView> {
+    const verified = await this.verified(input);
+    return this.config.update((config) => {
+      const index = verified.id ? config.connections.findIndex((connection) => connection.id === verified.id) : -1;
+      if (verified.id && index < 0) throw new NotFoundError(`No account with id ${quote(verified.id)}`);
+      const connection: Connection = { ...verified, id: verified.id ?? newId('con') };
+      const connections = index < 0 ? [...config.connections, connection] : config.connections.with(index, connection);
+      return { config: { ...config, connections }, result: connectionView(connection) };
+    });
+  }
+
+  delete(id: unknown): Promise<void> {
+    return this.config.update((config) => {
+      const connection = config.connections.find((candidate) => candidate.id === id);
+      if (!connection) throw new NotFoundError(`No account with id ${quote(id)}`);
+      const users = config.triggers.filter((trigger) => trigger.connectionId === connection.id);
+      if (users.length > 0) {
+        throw new ConflictError(`The account ${quote(connection.name)} is used by the trigger${users.length === 1 ? '' : 's'} ${users.map((trigger) => quote(trigger.name)).join(', ')}: delete them or give them another account first`);
+      }
+      return { config: { ...config, connections: config.connections.filter((candidate) => candidate.id !== connection.id) }, result: undefined };
+    });
+  }
+
+  /** The account checked, with its stored token when none was given, and the service's answer. */
+  private async verified(input: unknown): Promise<Omit<Connection, 'id'> & { id?: string; account: ConnectionAccount }> {
+    const clean = validateConnection(input, Object.keys(this.providers) as ConnectionKind[]);
+    const stored = clean.id ? this.get(clean.id) : undefined;
+    if (clean.id && !stored) throw new NotFoundError(`No account with id ${quote(clean.id)}`);
+    if (stored && stored.kind !== clean.kind) throw new ConflictError('An account cannot change its kind: add a new account instead');
+    const token = clean.token ?? stored?.token;
+    if (!token) throw new ValidationError([{ field: 'token', message: 'enter the API key or token' }], 'Account not saved:');
+    const provider = this.providers[clean.kind]!;
+    const candidate: Connection = { ...clean, id: clean.id ?? '', token };
+    const account = await provider.verifyConnection(candidate);
+    return { ...clean, token, account, name: clean.name || `${provider.name} (${account.name})` };
+  }
+}

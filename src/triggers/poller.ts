@@ -1,0 +1,157 @@
+// Polling: each enabled tracker trigger asks its service for issues every `pollIntervalSec`
+// (jittered by ±10% so triggers spread out), and admits what it finds. The first poll (and the
+// first after a reset) is full; later polls ask only for what changed since the cursor. A failure
+// is kept in the state and the ledger, told once per failure streak, and backs the polls off; a
+// rate limit pauses polling until it lifts. A poll that fails halfway keeps its cursor, so the
+// next one sees the same issues again and dedup starts nothing twice.
+
+import type { Connection, TriggerConfig, TriggerKind, TriggerState } from '../core/api';
+import { ConflictError, errorMessage } from '../core/errors';
+import { defaultPollIntervalSec } from '../core/trigger-config';
+import type { Admission } from './admission';
+import { ProviderError, type TrackerProvider } from './provider';
+import type { TriggerStates } from './trigger-state';
+
+/** The longest pause after failures in a row (doubling from the poll interval). */
+const maxBackoffMs = 3600_000;
+/** The first poll of a trigger that has never polled, or whose time passed while Factory was off. */
+export const defaultFirstPollDelayMs = 2000;
+
+export interface PollerOptions {
+  states: TriggerStates;
+  admission: Admission;
+  providers: Partial<Record<TriggerKind, TrackerProvider>>;
+  triggers: () => readonly TriggerConfig[];
+  connection: (id: string | undefined) => Connection | undefined;
+  /** A poll failed after one that worked: one notice per failure streak. */
+  failed: (trigger: TriggerConfig, message: string) => void;
+  now: () => number;
+  random?: () => number;
+  /** How soon a trigger polls that never did, or whose time passed (default 2 s). */
+  firstPollDelayMs?: number;
+}
+
+export class Poller {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly polls = new Map<string, Promise<void>>();
+  /** Failures in a row, by trigger id. */
+  private readonly failures = new Map<string, number>();
+  private stopped = false;
+
+  constructor(private readonly options: PollerOptions) {}
+
+  /** (Re)schedules every enabled tracker trigger, and forgets the others. Call after any change. */
+  schedule(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    if (this.stopped) return;
+    for (const trigger of this.options.triggers()) {
+      if (!this.options.providers[trigger.kind] || !this.options.states.has(trigger.id)) continue;
+      if (trigger.enabled && !this.polls.has(trigger.id)) this.plan(trigger);
+      else if (!trigger.enabled) delete this.options.states.entry(trigger.id).file.state.nextPollAt;
+    }
+  }
+
+  /** True while the trigger is still configured and enabled (a poll under way stops otherwise). */
+  private wanted(triggerId: string): boolean {
+    return this.options.triggers().some((trigger) => trigger.id === triggerId && trigger.enabled);
+  }
+
+  /** Polls now (or waits for the poll under way) and returns the state. */
+  async pollNow(trigger: TriggerConfig): Promise<TriggerState> {
+    const state = this.options.states.entry(trigger.id).file.state;
+    if (!this.options.providers[trigger.kind]) return state;
+    if (!trigger.enabled) throw new ConflictError(`Trigger ${trigger.name} is disabled: enable it to poll`);
+    if ((state.rateLimitedUntil ?? 0) > this.options.now()) {
+      this.options.states.record(trigger.id, { at: this.options.now(), source: 'poll', decision: `poll skipped: rate limited until ${new Date(state.rateLimitedUntil!).toISOString()}` });
+      return state;
+    }
+    await (this.polls.get(trigger.id) ?? this.start(trigger));
+    return state;
+  }
+
+  /** Stops scheduling and waits for the polls under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.all(this.polls.values());
+  }
+
+  /** Sets the timer of the next poll: after the interval, the backoff, or the rate limit. */
+  private plan(trigger: TriggerConfig): void {
+    const state = this.options.states.entry(trigger.id).file.state;
+    const now = this.options.now();
+    const intervalMs = (trigger.pollIntervalSec ?? defaultPollIntervalSec) * 1000;
+    const failures = this.failures.get(trigger.id) ?? 0;
+    const pause = Math.min(intervalMs * 2 ** failures, Math.max(intervalMs, maxBackoffMs));
+    const jittered = pause * (0.9 + 0.2 * (this.options.random ?? Math.random)());
+    const soon = now + (this.options.firstPollDelayMs ?? defaultFirstPollDelayMs);
+    const due = state.lastPollAt === undefined ? soon : Math.max(soon, state.lastPollAt + jittered);
+    const at = Math.max(due, state.rateLimitedUntil ?? 0);
+    state.nextPollAt = at;
+    const timer = setTimeout(() => {
+      this.timers.delete(trigger.id);
+      const current = this.options.triggers().find((candidate) => candidate.id === trigger.id);
+      if (current && this.wanted(current.id)) void this.start(current);
+    }, Math.max(0, at - now));
+    timer.unref();
+    this.timers.set(trigger.id, timer);
+    this.options.states.changed(trigger.id);
+  }
+
+  private start(trigger: TriggerConfig): Promise<void> {
+    clearTimeout(this.timers.get(trigger.id));
+    this.timers.delete(trigger.id);
+    const poll = this.poll(trigger).finally(() => {
+      this.polls.delete(trigger.id);
+      this.schedule();
+    });
+    this.polls.set(trigger.id, poll);
+    return poll;
+  }
+
+  private async poll(trigger: TriggerConfig): Promise<void> {
+    const { states, admission } = this.options;
+    const entry = states.entry(trigger.id);
+    const state = entry.file.state;
+    const provider = this.options.providers[trigger.kind]!;
+    const startedAt = this.options.now();
+    const { cursor, resetAt } = entry.file;
+    try {
+      const connection = this.options.connection(trigger.connectionId);
+      if (!connection) throw new ProviderError(`The account of this trigger no longer exists: choose another one`);
+      const yielded = new Set<string>();
+      const pages = provider.poll(trigger, connection, cursor);
+      let page = await pages.next();
+      while (!page.done && this.wanted(trigger.id)) {
+        // A page is admitted at once: the runs it starts share the journal's group commits.
+        await Promise.all(page.value.map((observed) => {
+          yielded.add(observed.key);
+          if (observed.updatedAt !== undefined && entry.seen.get(observed.key) === observed.updatedAt) return undefined; // decided on this version already
+          return admission.admit(trigger, observed, 'poll');
+        }));
+        page = await pages.next();
+      }
+      if (!page.done) return void (await pages.return(undefined));
+      if (entry.file.resetAt !== resetAt) return; // reset meanwhile: the next poll is a full one
+      if (cursor === undefined) await admission.leaveUnseen(trigger, yielded, startedAt);
+      entry.file.cursor = page.value ?? cursor;
+      this.failures.delete(trigger.id);
+      delete state.lastError;
+      delete state.rateLimitedUntil;
+    } catch (error) {
+      const message = errorMessage(error);
+      const wasFailing = state.lastError !== undefined;
+      const retryAt = error instanceof ProviderError ? error.retryAt : undefined;
+      state.lastError = message;
+      if (retryAt !== undefined) state.rateLimitedUntil = retryAt;
+      this.failures.set(trigger.id, (this.failures.get(trigger.id) ?? 0) + (retryAt === undefined ? 1 : 0));
+      states.record(trigger.id, { at: this.options.now(), source: 'poll', decision: retryAt === undefined ? `poll failed: ${message}` : `rate limited until ${new Date(retryAt).toISOString()}: ${message}` });
+      if (!wasFailing && retryAt === undefined) this.options.failed(trigger, message);
+    } finally {
+      state.lastPollAt = startedAt;
+      states.changed(trigger.id);
+    }
+  }
+}

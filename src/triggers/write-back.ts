@@ -1,0 +1,213 @@
+// Write-back: a run started by a tracker trigger keeps ONE comment on its issue, created when the
+// run starts and edited in place when a step waits and when the run ends (retries of the run edit
+// the same comment), and optionally marks the issue (a state, or a label) as it starts and ends.
+//
+// What the comment must show is computed at once from the run's lifecycle event; a job per run
+// then brings the issue there, retrying with back-off. Failures are logged on the run and in the
+// ledger and never touch the run itself. Each run's comment id and the status it shows are kept in
+// the trigger's file; a run whose comment shows another status than the run has (a crash, a stop)
+// is brought up to date at the next start, and a comment whose id was lost is found again by the
+// run id it carries, so a crash never makes a second comment.
+
+import type { Connection, Issue, Run, RunStatus, TriggerConfig, TriggerKind } from '../core/api';
+import { errorMessage } from '../core/errors';
+import { formatDuration } from '../core/runs';
+import type { RunLifecycleEvent } from '../engine/runs';
+import { ProviderError, type TrackerProvider } from './provider';
+import type { TriggerStates } from './trigger-state';
+
+/** Waits before the 2nd, 3rd, ... try of a failed write-back; a rate limit's own time wins. */
+export const defaultRetryDelaysMs: readonly number[] = [5_000, 30_000, 120_000, 600_000, 1_800_000];
+/** Characters of the last step's output quoted in the comment (its end). */
+const outputLimit = 1500;
+const messageLimit = 300;
+
+export interface WriteBackOptions {
+  states: TriggerStates;
+  providers: Partial<Record<TriggerKind, TrackerProvider>>;
+  trigger: (id: string) => TriggerConfig | undefined;
+  connection: (id: string | undefined) => Connection | undefined;
+  /** A line in the run's own log. */
+  runLog: (runId: string, line: string) => void;
+  runUrl: (runId: string) => string | undefined;
+  retryDelaysMs?: readonly number[];
+  now: () => number;
+}
+
+/** Where the issue should be brought for one run. */
+interface Desired {
+  status: RunStatus;
+  body?: string;
+  mark?: string;
+}
+
+interface Job {
+  triggerId: string;
+  issue: Issue;
+  desired: Desired;
+  version: number;
+  done?: Promise<void>;
+}
+
+export class WriteBack {
+  private readonly jobs = new Map<string, Job>();
+  private readonly wakers = new Set<() => void>();
+  private stopped = false;
+
+  constructor(private readonly options: WriteBackOptions) {}
+
+  /** Subscriber of the run lifecycle: what the issue of a triggered run must show now. */
+  runEvent(event: RunLifecycleEvent): void {
+    this.want(event.run, event.type === 'started' && !event.resumed);
+  }
+
+  /** At start: runs whose comment does not show their status (a crash, a stop) are brought up to date. */
+  async reconcile(getRun: (id: string) => Promise<Run | undefined>): Promise<void> {
+    for (const trigger of this.triggersWithWriteBack()) {
+      const records = this.options.states.entry(trigger.id).file.writeBacks;
+      for (const [runId, record] of Object.entries(records)) {
+        const run = await getRun(runId).catch(() => undefined);
+        if (!run) delete records[runId];
+        else if (run.status !== 'queued' && run.status !== record.shown && !this.jobs.has(runId)) this.want(run, false);
+      }
+    }
+  }
+
+  /** Stops retrying and waits for the writes under way (each bounded by the client's timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const wake of this.wakers) wake();
+    await Promise.all([...this.jobs.values()].map((job) => job.done));
+  }
+
+  private triggersWithWriteBack(): TriggerConfig[] {
+    return Object.keys(this.options.states.states()).map((id) => this.options.trigger(id)).filter((trigger): trigger is TriggerConfig => Boolean(trigger?.writeBack && this.options.providers[trigger.kind]));
+  }
+
+  private want(run: Readonly<Run>, starting: boolean): void {
+    const trigger = run.triggerId ? this.options.trigger(run.triggerId) : undefined;
+    if (!trigger?.writeBack || !run.issue || !this.options.providers[trigger.kind] || this.stopped) return;
+    const marks = trigger.writeBack.states ?? trigger.writeBack.labels ?? {};
+    const mark = starting ? marks.started : run.status === 'succeeded' ? marks.succeeded : run.status === 'failed' || run.status === 'rejected' ? marks.failed : undefined;
+    const desired: Desired = { status: run.status, ...(trigger.writeBack.comment ? { body: commentBody(run, this.options.runUrl(run.id)) } : {}), ...(mark ? { mark } : {}) };
+    if (desired.body === undefined && desired.mark === undefined) return;
+    const job = this.jobs.get(run.id);
+    if (job) {
+      if (JSON.stringify(job.desired) === JSON.stringify(desired)) return;
+      job.desired = desired;
+      job.version += 1;
+      return;
+    }
+    const created: Job = { triggerId: trigger.id, issue: run.issue, desired, version: 0 };
+    this.jobs.set(run.id, created);
+    created.done = this.work(run.id, created).finally(() => this.jobs.delete(run.id));
+  }
+
+  /** Applies the job's latest wish until none is newer; retries failures with back-off. */
+  private async work(runId: string, job: Job): Promise<void> {
+    const delays = this.options.retryDelaysMs ?? defaultRetryDelaysMs;
+    let failures = 0;
+    while (!this.stopped) {
+      const version = job.version;
+      try {
+        await this.apply(runId, job, job.desired);
+        if (job.version === version) return;
+        failures = 0;
+      } catch (error) {
+        const message = errorMessage(error);
+        const permanent = error instanceof ProviderError && !error.retryable && error.retryAt === undefined;
+        const wait = permanent || failures >= delays.length ? undefined : Math.max(delays[failures]!, (error instanceof ProviderError ? error.retryAt ?? 0 : 0) - this.options.now());
+        failures += 1;
+        const decision = `write-back failed: ${message}${wait === undefined ? '; given up' : `; trying again in ${formatDuration(wait)}`}`;
+        this.options.runLog(runId, `Write-back to the issue failed: ${message}${wait === undefined ? ' (given up)' : ` (trying again in ${formatDuration(wait)})`}`);
+        this.options.states.record(job.triggerId, { at: this.options.now(), source: 'write-back', key: job.issue.key, decision, runId });
+        if (wait === undefined) return;
+        await this.sleep(wait);
+      }
+    }
+  }
+
+  private async apply(runId: string, job: Job, desired: Desired): Promise<void> {
+    const trigger = this.options.trigger(job.triggerId);
+    const provider = trigger && this.options.providers[trigger.kind];
+    const connection = this.options.connection(trigger?.connectionId);
+    if (!trigger || !provider || !connection) throw new ProviderError('the trigger or its account no longer exists');
+    const states = this.options.states;
+    const records = states.entry(trigger.id).file.writeBacks;
+    let record = records[runId];
+    if (!record) {
+      // Written before the service is asked, so a crash from here on is caught up at the next start.
+      record = records[runId] = {};
+      await states.persist(trigger.id);
+    }
+    const target = { connection, trigger, issue: job.issue };
+    if (desired.body !== undefined) {
+      const known = record.commentId;
+      record.commentId = await provider.upsertComment(target, desired.body, runId, known);
+      if (!known) {
+        this.options.runLog(runId, `Commented on ${job.issue.key ?? 'the issue'}${job.issue.url ? ` (${job.issue.url})` : ''}`);
+        await states.persist(trigger.id);
+      }
+    }
+    if (desired.mark !== undefined && desired.mark !== record.mark) {
+      await provider.mark(target, desired.mark, record.mark);
+      this.options.runLog(runId, `Marked ${job.issue.key ?? 'the issue'} as ${desired.mark}`);
+      record.mark = desired.mark;
+    }
+    record.shown = desired.status;
+    states.changed(trigger.id);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.wakers.add(wake);
+    });
+  }
+}
+
+const statusWords: Record<RunStatus, string> = {
+  queued: '○ queued',
+  running: '◔ running',
+  waiting: '‖ waiting for approval',
+  succeeded: '✓ succeeded',
+  failed: '✕ failed',
+  cancelled: '⊘ cancelled',
+  rejected: '⊘ rejected',
+};
+
+/**
+ * The comment of a run, in Markdown: the pipeline and the run id (the marker that finds the comment
+ * again), the status (the waiting step and its message; the duration of a finished run, the
+ * failing step's error), the end of the last step's output, and a link to the run when known.
+ */
+export function commentBody(run: Readonly<Run>, runUrl: string | undefined): string {
+  const lines = [`**Factory** · pipeline **${run.pipelineName}** · run \`${run.id}\``];
+  const waiting = run.steps.find((step) => step.status === 'waiting');
+  let status = statusWords[run.status];
+  if (waiting) status += ` at **${waiting.name}**${waiting.message?.trim() ? `: ${cut(waiting.message.trim(), messageLimit)}` : ''}`;
+  else if (run.status === 'running') {
+    const index = run.steps.findIndex((step) => step.status === 'running');
+    if (index >= 0) status += ` (step ${index + 1} of ${run.steps.length}: ${run.steps[index]!.name})`;
+  } else if (run.finishedAt !== undefined && run.startedAt !== undefined) status += ` in ${formatDuration(run.finishedAt - run.startedAt)}`;
+  lines.push(`Status: ${status}`);
+  if (run.status === 'failed' || run.status === 'rejected') lines.push(`Error: ${cut(run.error ?? 'unknown error', messageLimit)}`);
+  const last = run.status === 'succeeded' || run.status === 'failed' ? run.steps.findLast((step) => step.output?.trim()) : undefined;
+  if (last?.output) {
+    const tail = last.output.trim().slice(-outputLimit);
+    const fence = '`'.repeat(Math.max(3, ...[...tail.matchAll(/`+/g)].map((match) => match[0].length + 1)));
+    lines.push('', `Output of **${last.name}**${tail.length < last.output.trim().length ? ' (its end)' : ''}:`, fence, tail, fence);
+  }
+  if (runUrl) lines.push('', `[Open the run in Factory](${runUrl})`);
+  return lines.join('\n');
+}
+
+function cut(text: string, limit: number): string {
+  const line = text.replace(/\s+/g, ' ');
+  return line.length <= limit ? line : `${line.slice(0, limit - 1)}…`;
+}
