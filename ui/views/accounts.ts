@@ -15,13 +15,13 @@ interface AccountField {
 }
 
 /** The kinds of account offered, and the fields each one asks for (beside the name). */
-export const accountKinds: { kind: ConnectionKind; name: string; fields: AccountField[] }[] = [
+const accountKinds: { kind: ConnectionKind; name: string; fields: AccountField[] }[] = [
   { kind: 'linear', name: 'Linear', fields: [
     { name: 'token', label: 'API key', hint: 'A personal API key: in Linear, Settings → Security & access.', placeholder: 'lin_api_…' },
     { name: 'baseUrl', label: 'Base URL (optional)', hint: 'API root, default https://api.linear.app; leave empty.', placeholder: 'https://api.linear.app' },
   ] },
 ];
-export const accountKindName = (kind: string): string => accountKinds.find((entry) => entry.kind === kind)?.name ?? kind;
+const accountKindName = (kind: string): string => accountKinds.find((entry) => entry.kind === kind)?.name ?? kind;
 
 /** "Signed in as Ada (ada@example.com)", or undefined before the account was verified. */
 function signedIn(account: ConnectionView['account']): string | undefined {
@@ -145,7 +145,7 @@ function accountForm(context: AppContext, connection: ConnectionView | undefined
         const known = snapshot.accounts.some((candidate) => candidate.id === saved.id);
         snapshot.accounts = known ? snapshot.accounts.map((candidate) => (candidate.id === saved.id ? saved : candidate)) : [...snapshot.accounts, saved];
       }
-      context.toast(`Account “${saved.name}” saved${saved.account ? `: ${signedIn(saved.account)}` : ''}`);
+      context.toast(`Account “${saved.name}” saved`);
       on.done();
     } catch (error) {
       fields.showError(error);

@@ -39,15 +39,15 @@ const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
       { name: 'states', label: 'States', list: true, placeholder: 'unstarted, started',
         hint: 'Comma-separated state types (triage, backlog, unstarted, started, completed, canceled) or state names. Empty: every state except completed and canceled.' },
       { name: 'labels', label: 'Labels', list: true, hint: 'Comma-separated: an issue with any of them. Empty: any labels.', placeholder: 'factory' },
-      { name: 'assignee', label: 'Assignee', hint: '“me”, an email, or empty for anyone.', placeholder: 'me' },
+      { name: 'assignee', label: 'Assignee', hint: '“me”, an email, “none” (unassigned), or empty for anyone.', placeholder: 'me' },
     ],
-    marks: { name: 'states', noun: 'State', hint: 'Workflow state names, such as In Progress. Empty: the state is left alone.' },
+    marks: { name: 'states', noun: 'State', hint: 'The workflow state a run moves its issue to when it starts, succeeds and fails, such as In Progress. Empty: left alone.' },
     secretHint: 'Optional: Linear’s signing secret of the webhook below. Polling finds new issues without it.',
     urlHint: 'In Linear, Settings → API → Webhooks: paste this URL, choose Issue events, and copy Linear’s signing secret into the Webhook secret field above.',
   },
 };
 const editableKinds = ['webhook', ...Object.keys(providerForms)] as TriggerKind[];
-const markWords: Record<keyof WriteBackMarks, string> = { started: 'when a run starts', succeeded: 'when it succeeds', failed: 'when it fails' };
+const markWords: Record<keyof WriteBackMarks, string> = { started: 'at start', succeeded: 'on success', failed: 'on failure' };
 
 export const triggersScreen: ScreenFactory = (context) => {
   /** The trigger in the editor: an id, 'new', or undefined (nothing open). */
@@ -325,7 +325,7 @@ class TriggerEditor {
   private input(): TriggerInput {
     const input: TriggerInput = {
       name: this.name.value.trim(),
-      kind: 'webhook',
+      kind: this.kind,
       enabled: this.enabled.input.checked,
       pipelineId: this.pipeline.value,
       webhookSecret: this.secret.value.trim(),
