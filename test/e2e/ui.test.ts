@@ -1,7 +1,8 @@
 // End to end: the headless server (dist/server.js, dist/ui) driven through Debian's Chromium over
 // the DevTools protocol. Covers sign-in, a demo run with an approval, the pipeline editor's field
 // errors, escaping of hostile text, the page's network and console hygiene, screenshots of every
-// screen (light, dark, phone) under test-output/screenshots/, and the log view at 100,000 lines.
+// screen (light, dark, phone) under test-output/screenshots/, the log view at 100,000 lines, and a
+// Linear account and trigger set up through the UI against a fake Linear (test/fakes/linear.ts).
 // Needs `node build.mjs --tests` first and /usr/bin/chromium (apt-get install chromium).
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { FakeLinear, linearErrors } from '../fakes/linear';
 import { freePort, send } from '../helpers/net';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 import { Browser, findChromium, type Page } from './chromium';
@@ -120,10 +122,12 @@ async function shoot(page: Page, name: string, schemes: ('light' | 'dark')[] = [
   await page.colorScheme('light');
 }
 
-async function shootPhone(page: Page, name: string): Promise<void> {
+/** A phone-width screenshot; `scrollTo` (a selector) is scrolled to the top first. */
+async function shootPhone(page: Page, name: string, scrollTo?: string): Promise<void> {
   await page.viewport('phone');
   await page.colorScheme('light');
   await sleep(100);
+  if (scrollTo) await page.evaluate(`document.querySelector(${JSON.stringify(scrollTo)})?.scrollIntoView({ block: 'start' })`);
   await settle(page);
   await page.screenshot(join(screenshots, `${name}-phone.png`));
   await page.viewport('desktop');
@@ -131,6 +135,31 @@ async function shootPhone(page: Page, name: string): Promise<void> {
 }
 
 const mainText = (page: Page) => page.evaluate<string>(`document.querySelector('#main')?.innerText ?? ''`);
+
+/** Sets the control of the field labelled `label` (a `label.form-field`) inside `scope`, as typing would. */
+async function fillField(page: Page, scope: string, label: string, value: string): Promise<void> {
+  const filled = await page.evaluate<boolean>(`(() => {
+    const field = [...document.querySelectorAll(${JSON.stringify(`${scope} label.form-field`)})].find((element) => element.firstElementChild?.textContent === ${JSON.stringify(label)});
+    const control = field?.querySelector('input, select, textarea');
+    if (!control) return false;
+    control.focus();
+    control.value = ${JSON.stringify(value)};
+    control.dispatchEvent(new Event('input', { bubbles: true }));
+    control.dispatchEvent(new Event('change', { bubbles: true }));
+    return true;
+  })()`);
+  if (!filled) throw new Error(`No field labelled ${label} in ${scope}`);
+}
+
+/** Clicks the button inside `scope` whose text is `text`. */
+async function clickButton(page: Page, scope: string, text: string): Promise<void> {
+  const clicked = await page.evaluate<boolean>(`(() => {
+    const button = [...document.querySelectorAll(${JSON.stringify(`${scope} button`)})].find((element) => element.textContent.trim() === ${JSON.stringify(text)} && !element.hidden);
+    button?.click();
+    return Boolean(button);
+  })()`);
+  if (!clicked) throw new Error(`No button ${text} in ${scope}`);
+}
 
 const ui = suite('ui (Chromium)');
 
@@ -340,11 +369,105 @@ ui('a trigger shows its URL and a ledger of what each delivery decided', async (
   await show(page, '#/triggers');
   await page.waitFor(`document.querySelectorAll('.ledger tbody tr').length === 4`, 5000, 'four ledger rows');
   const decisions = await page.evaluate<string[]>(`[...document.querySelectorAll('.ledger td.decision')].map((cell) => cell.textContent)`);
-  assert.equal(decisions.map((decision) => decision.replace(/run_\w+/, 'run_…')), ['ignored: no title', 'invalid signature', 'duplicate', 'started run_…']);
+  assert.equal(decisions.map((decision) => decision.replace(/run_\w+/, 'run_…')), ['ignored: no title', 'invalid signature', 'already processed', 'started run_…']);
   assert.match(await mainText(page), new RegExp(`/hooks/${trigger.id}`));
   await page.evaluate(`document.querySelector('.ledger').scrollIntoView({ block: 'end' })`);
   await shoot(page, 'trigger-ledger');
   await call('saveSettings', { webhookServer: { enabled: false, port } });
+});
+
+ui('a Linear account and trigger are set up in the UI: Verify, Preview, save, Poll now', async () => {
+  const { page } = need();
+  const fake = await FakeLinear.start();
+  const port = await freePort();
+  let triggerId: string | undefined;
+  try {
+    fake.addIssue({ title: 'Checkout <b>button</b> does nothing' });
+    fake.addIssue({ title: 'Dark mode contrast', state: 'In Progress' });
+    fake.addIssue({ title: 'Already shipped', state: 'Done' });
+    fake.addIssue({ title: 'Rotate the certificates', team: 'OPS' });
+    await call('saveSettings', { webhookServer: { enabled: true, port } });
+
+    // Settings → Accounts: add the account, verify it, save it.
+    await show(page, '#/settings');
+    await clickButton(page, '#main', 'Add account');
+    const accountForm = '.account-form';
+    await fillField(page, accountForm, 'Name', 'Linear (fake)');
+    await fillField(page, accountForm, 'API key', fake.apiKey);
+    await fillField(page, accountForm, 'Base URL (optional)', fake.url);
+    await clickButton(page, accountForm, 'Verify');
+    const signedIn = `Signed in as ${fake.viewer.name} (${fake.viewer.email})`;
+    await page.waitFor(`document.querySelector('.account-form .test-result.ok')?.textContent.includes(${JSON.stringify(signedIn)})`, 10_000, `"${signedIn}" at the form`);
+    await page.evaluate(`document.querySelector('#settings-accounts').scrollIntoView({ block: 'start' })`);
+    await shoot(page, 'linear-account');
+    await shootPhone(page, 'linear-account', '#settings-accounts');
+    await page.click(`${accountForm} button[type="submit"]`);
+    await page.waitFor(`document.querySelector('.account-list')?.innerText.includes(${JSON.stringify(signedIn)}) && !document.querySelector('.account-form')`, 10_000, 'the saved account in the list');
+    await shoot(page, 'linear-accounts');
+    const account = (await call('snapshot')).accounts.find((candidate: { name: string }) => candidate.name === 'Linear (fake)');
+    assert.ok(account?.hasToken, 'the account is saved with its key');
+    assert.not.ok(await page.evaluate(`document.querySelector('#main').innerHTML.includes(${JSON.stringify(fake.apiKey)})`), 'the key is nowhere in the page');
+
+    // Triggers: a new Linear trigger for team ENG, previewed, saved and polled.
+    const demo = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');
+    await show(page, '#/triggers');
+    await clickButton(page, '.toolbar', 'New trigger');
+    const editor = '.triggers-page form.editor';
+    await fillField(page, editor, 'Kind', 'linear');
+    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'New Linear trigger'`, 5000, 'the Linear editor');
+    await fillField(page, editor, 'Name', 'Linear ENG');
+    await fillField(page, editor, 'Runs pipeline', demo.id);
+    assert.is(await page.evaluate(`[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Account').querySelector('select').value`), account.id, 'the only Linear account is chosen');
+    // A team the account does not see: the engine's message shows at the Team key field.
+    await fillField(page, editor, 'Team key', 'NOPE');
+    await clickButton(page, editor, 'Preview');
+    const teamError = `[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Team key').querySelector('.field-error:not([hidden])')?.textContent`;
+    assert.match(await page.waitFor<string>(teamError, 10_000, 'the error at Team key'), 'no team with the key');
+    await fillField(page, editor, 'Team key', 'ENG');
+    await clickButton(page, editor, 'Preview');
+    await page.waitFor(`document.querySelectorAll('.preview-list li').length > 0`, 10_000, 'the previewed issues')
+      .catch(async (error) => {
+        const said = await page.evaluate<string>(`[...document.querySelectorAll('${editor} .field-error:not([hidden]), ${editor} .test-result:not([hidden])')].map((element) => element.textContent).join(' | ')`);
+        throw new Error(`${error.message}; the form says: ${said || 'nothing'}`);
+      });
+    const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => item.textContent)`);
+    assert.equal([...previewed].sort(), ['ENG-1 Checkout <b>button</b> does nothing', 'ENG-2 Dark mode contrast'], 'the open ENG issues, their titles as text');
+    assert.match(await page.evaluate<string>(`document.querySelector('.preview-list a').href`), /^https:\/\/linear\.app\/acme\/issue\/ENG-/);
+    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
+    await page.evaluate(`document.querySelector('${editor} .form-actions').scrollIntoView({ block: 'center' })`);
+    await shoot(page, 'linear-preview');
+    await shootPhone(page, 'linear-preview', '.preview-list');
+
+    await clickButton(page, editor, 'Create trigger');
+    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'Linear ENG'`, 10_000, 'the saved trigger in the editor');
+    triggerId = (await call('snapshot')).triggers.find((candidate: { name: string }) => candidate.name === 'Linear ENG')?.id;
+    assert.ok(triggerId, 'the trigger is saved');
+    await clickButton(page, editor, 'Poll now');
+    await page.waitFor(`[...document.querySelectorAll('.ledger td.decision')].some((cell) => /^started run_/.test(cell.textContent))`, 15_000, 'a "started run_…" ledger entry');
+    const state = await page.evaluate<string>(`document.querySelector('.trigger-state').textContent`);
+    assert.match(state, /^Last poll /, `the state line: ${state}`);
+    assert.match(await mainText(page), new RegExp(`/hooks/${triggerId}`));
+    assert.not.match(await mainText(page), /\?token=/, 'no ?token= for a Linear trigger');
+    // Linear's rate limit: the state line says until when polling pauses.
+    fake.script(linearErrors.rateLimited(Date.now() + 10 * 60_000), (request) => request.fields.includes('issues'));
+    await clickButton(page, editor, 'Poll now');
+    await page.waitFor(`document.querySelector('.trigger-state .warning')?.textContent.includes('rate limited until')`, 15_000, '"rate limited until" in the state line');
+    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
+    await page.evaluate('scrollTo(0, 0)');
+    await shoot(page, 'linear-trigger');
+    await page.evaluate(`document.querySelector('.trigger-live').scrollIntoView({ block: 'start' })`);
+    await shoot(page, 'linear-trigger-ledger');
+    await shootPhone(page, 'linear-trigger-ledger', '.trigger-live');
+  } finally {
+    try {
+      // Nothing polls a stopped fake in the tests after this one.
+      if (triggerId) await call('deleteTrigger', triggerId);
+      for (const account of (await call('snapshot')).accounts) await call('deleteConnection', account.id);
+      await call('saveSettings', { webhookServer: { enabled: false, port } });
+    } finally {
+      await fake.stop();
+    }
+  }
 });
 
 ui('a 100,000-line log stays small in the DOM', async () => {
