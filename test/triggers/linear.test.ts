@@ -402,3 +402,31 @@ linear('no token in the snapshot, events, ledger, trigger files, logs or step en
 });
 
 linear.run();
+
+const schedule = suite('linear polling schedule');
+
+schedule('a saved trigger polls by itself soon, then every interval (jittered); a disabled one does not', async () => {
+  const fake = await FakeLinear.start();
+  const factory = await startTestFactory({ triggerTuning: { firstPollDelayMs: 50 } });
+  try {
+    const account = await factory.api.saveConnection({ kind: 'linear', name: 'Acme', baseUrl: fake.url, token: fake.apiKey });
+    const pipeline = await factory.pipeline([shell('say', 'echo hi')]);
+    fake.addIssue({ title: 'Found by the schedule' });
+    const input: TriggerInput = { name: 'Timed', kind: 'linear', enabled: false, pipelineId: pipeline.id, connectionId: account.id, filter: { team: 'ENG' }, pollIntervalSec: 15 };
+    const off = await factory.api.saveTrigger(input);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.is(fake.callsOf('issues').length, 0, 'a disabled trigger does not poll');
+    assert.is((await factory.api.snapshot()).triggerStates[off.id]!.nextPollAt, undefined);
+    await factory.api.saveTrigger({ ...off, enabled: true });
+    await waitFor(() => fake.callsOf('issues').length === 1, 3000, 'the first poll');
+    await waitFor(async () => (await factory.api.listRuns()).length === 1, 3000, 'its run');
+    const state = (await factory.api.snapshot()).triggerStates[off.id]!;
+    const wait = state.nextPollAt! - state.lastPollAt!;
+    assert.ok(wait >= 13_500 && wait <= 16_500, `the next poll in 15 s ± 10% (${wait} ms)`);
+  } finally {
+    await factory.close();
+    await fake.stop();
+  }
+});
+
+schedule.run();
