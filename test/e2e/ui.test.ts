@@ -393,8 +393,15 @@ ui('a Linear account and trigger are set up in the UI: Verify, Preview, save, Po
     await clickButton(page, '#main', 'Add account');
     const accountForm = '.account-form';
     await fillField(page, accountForm, 'Name', 'Linear (fake)');
-    await fillField(page, accountForm, 'API key', fake.apiKey);
     await fillField(page, accountForm, 'Base URL (optional)', fake.url);
+    await clickButton(page, accountForm, 'Verify');
+    const keyError = `[...document.querySelectorAll('.account-form label.form-field')].find((field) => field.firstElementChild.textContent === 'API key').querySelector('.field-error:not([hidden])')?.textContent`;
+    assert.match(await page.waitFor<string>(keyError, 10_000, 'the error at API key'), 'API key', 'no key: the message sits at the key field');
+    await fillField(page, accountForm, 'API key', 'lin_api_wrong');
+    await clickButton(page, accountForm, 'Verify');
+    const refusal = await page.waitFor<string>(`document.querySelector('.account-form .test-result.error')?.textContent`, 10_000, 'the refusal of a wrong key');
+    assert.match(refusal, /^✕ .*key/i, `a wrong key is refused in words: ${refusal}`);
+    await fillField(page, accountForm, 'API key', fake.apiKey);
     await clickButton(page, accountForm, 'Verify');
     const signedIn = `Signed in as ${fake.viewer.name} (${fake.viewer.email})`;
     await page.waitFor(`document.querySelector('.account-form .test-result.ok')?.textContent.includes(${JSON.stringify(signedIn)})`, 10_000, `"${signedIn}" at the form`);

@@ -123,6 +123,9 @@ function accountForm(context: AppContext, connection: ConnectionView | undefined
     result.hidden = true;
     try {
       const answer = await withBusy(verify, 'Verifying…', () => context.api.testConnection(input()));
+      // A validation message goes to its fields; the service's refusal shows below the buttons.
+      if (!answer.ok && fields.showError(new Error(answer.error))) return;
+      fields.clear();
       resultLine(result, answer.ok, answer.ok ? signedIn(answer.account) ?? 'The key works' : answer.error ?? 'The key was refused');
     } catch (error) {
       if (!fields.showError(error)) resultLine(result, false, errorText(error));
