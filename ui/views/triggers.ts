@@ -27,6 +27,7 @@ interface ProviderForm {
   filter: FilterField[];
   /** What write-back sets when a run starts and ends: issue states (Linear, Jira) or labels (GitHub). */
   marks: { name: 'states' | 'labels'; noun: string; hint: string };
+  /** Under a webhook secret that is set. */
   secretHint: string;
   urlHint: string;
 }
@@ -42,7 +43,7 @@ const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
       { name: 'assignee', label: 'Assignee', hint: '“me”, an email, “none” (unassigned), or empty for anyone.', placeholder: 'me' },
     ],
     marks: { name: 'states', noun: 'State', hint: 'The workflow state a run moves its issue to when it starts, succeeds and fails, such as In Progress. Empty: left alone.' },
-    secretHint: 'Optional: Linear’s signing secret of the webhook below. Polling finds new issues without it.',
+    secretHint: 'Linear’s signing secret: a delivery without its signature is refused. Saved when you save.',
     urlHint: 'In Linear, Settings → API → Webhooks: paste this URL, choose Issue events, and copy Linear’s signing secret into the Webhook secret field above.',
   },
 };
@@ -312,13 +313,9 @@ class TriggerEditor {
   }
 
   private secretChanged(): void {
-    if (this.provider) {
-      this.secretHint.textContent = this.provider.secretHint;
-      return;
-    }
     this.secretHint.textContent = this.secret.value
-      ? 'Each request must send it as ?token=…, the X-Factory-Token header, or Authorization: Bearer …. Saved when you save.'
-      : 'No secret: anyone who can reach the URL can start runs.';
+      ? this.provider?.secretHint ?? 'Each request must send it as ?token=…, the X-Factory-Token header, or Authorization: Bearer …. Saved when you save.'
+      : `No secret: anyone who can reach the URL can start runs.${this.provider ? ` Paste ${kindNames[this.kind]}’s signing secret here; polling needs none.` : ''}`;
     this.secretHint.classList.toggle('warning', !this.secret.value);
   }
 
