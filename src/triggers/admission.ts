@@ -64,6 +64,7 @@ export class Admission {
       }
       this.states.leave(entry, key);
       record(`left the filter (${observed.outside.replace(/^ignored: /, '')}): its next match starts a new run`);
+      await this.states.persist(trigger.id); // durable before anything can bring the issue back
       return ignoredAnswer;
     }
     if (entry.processed.has(key)) {
@@ -96,6 +97,7 @@ export class Admission {
         if (!entry.processed.has(key)) return;
         this.states.leave(entry, key);
         this.states.record(trigger.id, { at: this.now(), source: 'poll', key, decision: 'left the filter (no longer among the matching issues): its next match starts a new run' });
+        await this.states.persist(trigger.id);
       });
     }
   }

@@ -72,7 +72,7 @@ export class TriggerService {
     await service.records.load(config.current.triggers.map((trigger) => trigger.id), runs.allRuns());
     runs.onBeforeDelete((run) => service.records.keepKeyOf(run));
     runs.onLifecycle((event) => service.writeBack.runEvent(event));
-    await service.writeBack.reconcile((id) => runs.getRun(id));
+    await service.writeBack.reconcile(runs);
     config.subscribe(() => service.poller.schedule());
     service.poller.schedule();
     return service;
@@ -122,7 +122,9 @@ export class TriggerService {
       const trigger: TriggerConfig = { ...clean, id: clean.id ?? newId('trg') };
       if (!isNew && config.triggers[index]!.kind !== trigger.kind) throw new ConflictError('A trigger cannot change its kind: make a new trigger instead');
       const triggers = isNew ? [...config.triggers, trigger] : config.triggers.with(index, trigger);
-      this.records.entry(trigger.id);
+      const entry = this.records.entry(trigger.id);
+      // Another filter or account: the next poll is a full one, so issues that match now are found.
+      if (!isNew && JSON.stringify([trigger.filter, trigger.connectionId]) !== JSON.stringify([config.triggers[index]!.filter, config.triggers[index]!.connectionId])) delete entry.file.cursor;
       return { config: { ...config, triggers }, result: trigger };
     });
   }

@@ -12,7 +12,7 @@
 import type { Connection, Issue, Run, RunStatus, TriggerConfig, TriggerKind } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { formatDuration } from '../core/runs';
-import type { RunLifecycleEvent } from '../engine/runs';
+import type { RunLifecycleEvent, RunService } from '../engine/runs';
 import { ProviderError, type TrackerProvider } from './provider';
 import type { TriggerStates } from './trigger-state';
 
@@ -21,6 +21,8 @@ export const defaultRetryDelaysMs: readonly number[] = [5_000, 30_000, 120_000, 
 /** Characters of the last step's output quoted in the comment (its end). */
 const outputLimit = 1500;
 const messageLimit = 300;
+/** How long the record of a finished run whose comment is up to date is kept. */
+const recordKeepMs = 7 * 24 * 3600_000;
 
 export interface WriteBackOptions {
   states: TriggerStates;
@@ -61,14 +63,22 @@ export class WriteBack {
     this.want(event.run, event.type === 'started' && !event.resumed);
   }
 
-  /** At start: runs whose comment does not show their status (a crash, a stop) are brought up to date. */
-  async reconcile(getRun: (id: string) => Promise<Run | undefined>): Promise<void> {
+  /**
+   * At start: runs whose comment does not show their status (a crash, a stop) are brought up to
+   * date. Records of finished runs shown for a week are dropped: a retry finds its comment by the
+   * run id it carries.
+   */
+  async reconcile(runs: Pick<RunService, 'allRuns' | 'getRun'>): Promise<void> {
+    const statuses = new Map([...runs.allRuns()].map((run) => [run.id, run]));
     for (const trigger of this.triggersWithWriteBack()) {
       const records = this.options.states.entry(trigger.id).file.writeBacks;
       for (const [runId, record] of Object.entries(records)) {
-        const run = await getRun(runId).catch(() => undefined);
-        if (!run) delete records[runId];
-        else if (run.status !== 'queued' && run.status !== record.shown && !this.jobs.has(runId)) this.want(run, false);
+        const run = statuses.get(runId);
+        if (!run || (run.status === record.shown && (run.finishedAt ?? Infinity) < this.options.now() - recordKeepMs)) delete records[runId];
+        else if (run.status !== 'queued' && run.status !== record.shown && !this.jobs.has(runId)) {
+          const full = await runs.getRun(runId).catch(() => undefined);
+          if (full) this.want(full, false);
+        }
       }
     }
   }

@@ -9,6 +9,7 @@
 //   commentUpdate, issueUpdate.
 
 import { createHmac, randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 
 type Json = Record<string, any>;
@@ -193,6 +194,7 @@ export class FakeLinear {
     }
     const call: RecordedCall = { fields: selection.map((field) => field.name), query, variables: request.variables ?? {}, headers };
     this.calls.push(call);
+    if (process.env.FAKE_LINEAR_LOG) appendFileSync(process.env.FAKE_LINEAR_LOG, JSON.stringify({ query, variables: call.variables }) + '\n');
     const authorization = String(headers.authorization ?? '');
     const signedIn = authorization === this.apiKey || authorization === `Bearer ${this.oauthToken}`;
     const scriptedIndex = this.scripted.findIndex((entry) => entry.when(call));

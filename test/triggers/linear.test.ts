@@ -143,6 +143,21 @@ linear('the first poll is full and paginated; later polls ask only for changes a
   assert.equal(entries.slice(0, 2).sort(), [`${fake.issues[0]!.identifier} already processed`, `${fresh.identifier} started run_…`].sort());
 });
 
+linear('a changed filter makes the next poll a full one, so issues that match now start', async (context) => {
+  const { factory, fake } = context;
+  const bug = fake.addIssue({ title: 'An old bug', labels: ['bug'] });
+  fake.addIssue({ title: 'Agent work', labels: ['agent'] });
+  const saved = await trigger(context, { filter: { team: 'ENG', labels: ['agent'] } });
+  await factory.api.pollTrigger(saved.id);
+  await factory.api.pollTrigger(saved.id);
+  assert.is((await factory.api.listRuns()).length, 1);
+  await factory.api.saveTrigger({ ...saved, filter: { team: 'ENG', labels: ['agent', 'bug'] } });
+  await factory.api.pollTrigger(saved.id);
+  assert.equal(await runKeys(context), ['ENG-1', 'ENG-2']);
+  assert.is(fake.callsOf('issues').at(-1)!.variables.orderBy, 'createdAt', 'a full poll');
+  assert.ok(bug);
+});
+
 linear('each filter, in a poll: states (types and names), labels (any of), assignee me, an email, none', async (context) => {
   const { factory, fake } = context;
   const grace = fake.users[1]!;
