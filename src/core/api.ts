@@ -281,7 +281,7 @@ export interface LedgerEntry {
   at: number;
   source: 'webhook' | 'poll' | 'test' | 'write-back';
   key?: string;
-  /** 'started', 'duplicate', 'ignored: no title', 'invalid signature', ... */
+  /** 'started run_…', 'already processed', 'ignored: no title', 'invalid signature', 'left the filter (…)', ... */
   decision: string;
   runId?: string;
 }

@@ -16,11 +16,14 @@ export interface ValidationIssue {
 export class ValidationError extends FactoryError {
   override name = 'ValidationError';
   readonly issues: ValidationIssue[];
+  /** The problems without the prefix (what a test of unsaved input reports). */
+  readonly details: string;
   constructor(issues: ValidationIssue[] | string, prefix?: string) {
     const list = typeof issues === 'string' ? [{ field: '', message: issues }] : issues;
     const lines = list.map((issue) => (issue.field ? `${issue.field}: ${issue.message}` : issue.message));
     super(prefix ? [prefix, ...lines].join('\n') : lines.join('\n'));
     this.issues = list;
+    this.details = lines.join('\n');
   }
 }
 

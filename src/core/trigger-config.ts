@@ -81,12 +81,12 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
     if (typeof input.webhookSecret === 'string' && input.webhookSecret.length <= 500 && !/[\r\n\0]/.test(input.webhookSecret)) trigger.webhookSecret = input.webhookSecret.trim();
     else issues.push({ field: 'webhookSecret', message: 'must be text of up to 500 characters on one line' });
   }
-  if (input.pollIntervalSec !== undefined && input.pollIntervalSec !== null) {
+  if (input.pollIntervalSec !== undefined && input.pollIntervalSec !== null && trigger.kind !== 'webhook') {
     const value = input.pollIntervalSec;
     if (Number.isInteger(value) && (value as number) >= minimumPollIntervalSec && (value as number) <= 86_400) trigger.pollIntervalSec = value as number;
     else issues.push({ field: 'pollIntervalSec', message: `must be a whole number of seconds from ${minimumPollIntervalSec} to 86400, not ${quote(value)}` });
   }
-  if (input.filter !== undefined && input.filter !== null) {
+  if (input.filter !== undefined && input.filter !== null && trigger.kind !== 'webhook') {
     if (!isPlainObject(input.filter)) issues.push({ field: 'filter', message: `must be an object, not ${quote(input.filter)}` });
     else {
       const filter: NonNullable<TriggerConfig['filter']> = {};

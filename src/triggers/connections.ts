@@ -34,7 +34,7 @@ export class ConnectionService {
       const { account } = await this.verified(input);
       return { ok: true, account };
     } catch (error) {
-      return { ok: false, error: errorMessage(error) };
+      return { ok: false, error: error instanceof ValidationError ? error.details : errorMessage(error) };
     }
   }
 

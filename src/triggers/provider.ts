@@ -77,6 +77,11 @@ export interface TrackerProvider extends WebhookProvider {
    * `outside` set when it does not match.
    */
   poll(trigger: TriggerConfig, connection: Connection, cursor?: string): AsyncGenerator<ObservedIssue[], string | undefined>;
+  /**
+   * The issue as the service has it now (undefined: it does not exist). An event of a trigger
+   * without a webhook secret is unverified, so its issue is read from here, not from the body.
+   */
+  fetchIssue(trigger: TriggerConfig, connection: Connection, key: string): Promise<ObservedIssue | undefined>;
   /** Why a provider issue object is outside the trigger's filter; undefined when it matches. */
   filter(trigger: TriggerConfig, raw: Record<string, unknown>, connection: Connection): string | undefined;
   /** Creates or edits the run's comment; finds it by `marker` (the run id) when `commentId` is unknown. Returns its id. */

@@ -4,7 +4,7 @@
 // and one provider per kind under providers/.
 
 import type { ConnectionKind, Issue, TestResult, TriggerConfig, TriggerState } from '../core/api';
-import { ConflictError, FactoryError, NotFoundError, errorMessage, quote } from '../core/errors';
+import { ConflictError, FactoryError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newId, randomSecret } from '../core/ids';
 import { validateTrigger } from '../core/trigger-config';
 import type { ConfigService } from '../engine/config';
@@ -13,7 +13,7 @@ import type { DataStore } from '../store/data-store';
 import { Admission, ignoredAnswer, type DeliveryAnswer } from './admission';
 import type { ConnectionService } from './connections';
 import { Poller } from './poller';
-import type { IncomingWebhook, TrackerProvider, WebhookProvider } from './provider';
+import type { IncomingWebhook, TrackerProvider, WebhookProvider, WebhookVerdict } from './provider';
 import { genericWebhookProvider } from './providers/generic';
 import { TriggerStates } from './trigger-state';
 import { WriteBack } from './write-back';
@@ -149,7 +149,7 @@ export class TriggerService {
       }
       return { ok: true, issues };
     } catch (error) {
-      if (error instanceof FactoryError) return { ok: false, error: errorMessage(error), issues: [] };
+      if (error instanceof FactoryError) return { ok: false, error: error instanceof ValidationError ? error.details : errorMessage(error), issues: [] };
       throw error;
     }
   }
@@ -186,7 +186,7 @@ export class TriggerService {
     const verdict = provider.parseWebhook(webhook, trigger, this.options.connections.get(trigger.connectionId));
     switch (verdict.kind) {
       case 'issue':
-        return this.admission.admit(trigger, verdict, 'webhook', verdict.deliveryId);
+        return this.admitEvent(trigger, verdict);
       case 'ignored':
         record(verdict.reason);
         return ignoredAnswer;
@@ -199,6 +199,27 @@ export class TriggerService {
       case 'answer':
         record(verdict.reason);
         return { status: verdict.status, body: verdict.body };
+    }
+  }
+
+  /**
+   * Admits the issue of a webhook. Without a secret nothing proved the sender is the service, so a
+   * tracker's issue is read from the service by its key: a forged body can name an issue, never
+   * make one up.
+   */
+  private async admitEvent(trigger: TriggerConfig, verdict: Extract<WebhookVerdict, { kind: 'issue' }>): Promise<DeliveryAnswer> {
+    const provider = trigger.kind === 'webhook' ? undefined : this.options.providers[trigger.kind];
+    const connection = this.options.connections.get(trigger.connectionId);
+    if (trigger.webhookSecret || !provider || !connection) return this.admission.admit(trigger, verdict, 'webhook', verdict.deliveryId);
+    const record = (decision: string) => this.records.record(trigger.id, { at: this.now(), source: 'webhook', key: verdict.key, decision });
+    try {
+      const fresh = await provider.fetchIssue(trigger, connection, verdict.key);
+      if (fresh) return this.admission.admit(trigger, fresh, 'webhook', verdict.deliveryId);
+      record(`ignored: unsigned event for an issue ${provider.name} does not have`);
+      return ignoredAnswer;
+    } catch (error) {
+      record(`error: ${errorMessage(error)}`);
+      return { status: 400, body: { error: errorMessage(error) } };
     }
   }
 

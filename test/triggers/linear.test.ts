@@ -37,7 +37,7 @@ linear.after.each(async (context) => {
 });
 
 function trigger(context: Context, extra: Partial<TriggerInput> = {}): Promise<TriggerConfig> {
-  return context.factory.api.saveTrigger({ name: 'Agent issues', kind: 'linear', enabled: true, pipelineId: context.pipelineId, connectionId: context.account.id, filter: { team: 'ENG' }, ...extra });
+  return context.factory.api.saveTrigger({ name: 'Agent issues', kind: 'linear', enabled: true, pipelineId: context.pipelineId, connectionId: context.account.id, filter: { team: 'ENG' }, webhookSecret: secret, ...extra });
 }
 
 async function runKeys(context: Context): Promise<string[]> {
@@ -264,6 +264,20 @@ linear('webhook: create and update are handled; remove, comments and other kinds
   const run = (await context.factory.api.listRuns())[0]!;
   const done = await context.factory.waitForRun(run.id, ['succeeded', 'failed']);
   assert.is(done.steps[0]!.output, `${issue.identifier} | Webhook issue | ${''} | No priority | linear | https://linear.app/acme/issue/${issue.identifier}/webhook-issue | Todo\n`);
+});
+
+linear('webhook without a secret: the issue is read from Linear, so a forged body cannot make one up', async (context) => {
+  const { factory, fake } = context;
+  const saved = await trigger(context, { webhookSecret: '' });
+  const issue = fake.addIssue({ title: 'The real title' });
+  const forged = fake.webhookPayload('create', issue);
+  forged.data.title = 'rm -rf / (a forged title)';
+  assert.equal(await fake.deliver(`${context.hooks}/${saved.id}`, forged), { status: 201, body: { issue: issue.identifier, created: true } });
+  assert.is((await factory.api.listRuns())[0]!.issue!.title, 'The real title');
+  const invented = { ...fake.webhookPayload('create', issue), data: { ...forged.data, id: 'x', identifier: 'ENG-999' } };
+  assert.equal(await fake.deliver(`${context.hooks}/${saved.id}`, invented), { status: 202, body: { ignored: true } });
+  assert.is((await ledger(context, saved.id))[0], 'ENG-999 ignored: unsigned event for an issue Linear does not have');
+  assert.is((await factory.api.listRuns()).length, 1);
 });
 
 linear('webhook: each filter is checked (team, labels, states, assignee) and a filtered-out event is 202', async (context) => {

@@ -315,7 +315,9 @@ class TriggerEditor {
   private secretChanged(): void {
     this.secretHint.textContent = this.secret.value
       ? this.provider?.secretHint ?? 'Each request must send it as ?token=…, the X-Factory-Token header, or Authorization: Bearer …. Saved when you save.'
-      : `No secret: anyone who can reach the URL can start runs.${this.provider ? ` Paste ${kindNames[this.kind]}’s signing secret here; polling needs none.` : ''}`;
+      : this.provider
+        ? `No secret: events are not verified, so each one costs a request to ${kindNames[this.kind]} for the issue it names. Paste ${kindNames[this.kind]}’s signing secret here; polling needs none.`
+        : 'No secret: anyone who can reach the URL can start runs.';
     this.secretHint.classList.toggle('warning', !this.secret.value);
   }
 

@@ -214,6 +214,14 @@ export const linearProvider: TrackerProvider = {
     }
   },
 
+  async fetchIssue(trigger, connection, key) {
+    const data = await graphql(connection, `query FactoryIssue($id: String!) { issue(id: $id) { ${issueFields} } }`, { id: key }).catch((error: unknown) => {
+      if (error instanceof ProviderError && /not found/i.test(error.message)) return { issue: null };
+      throw error;
+    });
+    return data.issue ? observe(trigger, data.issue, connection) : undefined;
+  },
+
   filter,
 
   verifyWebhook(webhook, trigger) {
