@@ -27,6 +27,7 @@ import { Generator } from './harness/generate';
 import { HarnessService } from './harness/harnesses';
 import { outputFormats } from './harness/parsers';
 import { ConnectionService } from './triggers/connections';
+import { githubProvider } from './triggers/providers/github';
 import { linearProvider } from './triggers/providers/linear';
 import { TriggerService, type TriggerServiceOptions } from './triggers/triggers';
 
@@ -109,7 +110,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     secrets,
   });
   for (const problem of problems) console.warn(`Skipped a run: ${problem}`);
-  const providers = { linear: linearProvider };
+  const providers = { linear: linearProvider, github: githubProvider };
   const connections = new ConnectionService(config, providers);
   const triggers = await TriggerService.open({
     store, config, runs, connections, providers, runUrl,

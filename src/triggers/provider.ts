@@ -122,3 +122,20 @@ export function readQuery(webhook: Pick<IncomingWebhook, 'query'>, name: string)
   const value = Object.hasOwn(webhook.query, name) ? webhook.query[name] : undefined;
   return typeof value === 'string' ? value : undefined;
 }
+
+// ─── Small readers every provider uses on the services' JSON ───
+
+/** A string, or undefined for anything else. */
+export function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Equal ignoring letter case (undefined equals nothing). */
+export function same(left: string | undefined, right: string): boolean {
+  return left !== undefined && left.toLowerCase() === right.toLowerCase();
+}
+
+/** True when some of `wanted` is among `names`, ignoring letter case. */
+export function hasAnyOf(names: readonly string[], wanted: readonly string[]): boolean {
+  return wanted.some((label) => names.some((name) => same(name, label)));
+}

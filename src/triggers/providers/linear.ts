@@ -13,7 +13,7 @@ import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../
 import { ValidationError, quote } from '../../core/errors';
 import { isPlainObject as isRecord } from '../../core/settings';
 import { httpRequest, redactUrl, retryAfterMs, scrub } from '../../net/http';
-import { ProviderError, readHeader, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
+import { ProviderError, hasAnyOf, readHeader, same, text, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
 import { verifyHmacSha256Hex } from '../secrets';
 
 export const defaultLinearApi = 'https://api.linear.app';
@@ -78,18 +78,10 @@ function endpoint(connection: Connection): string {
 
 // ─── Reading Linear's issues (GraphQL nodes and webhook `data` alike) ───
 
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
 /** Label names: GraphQL gives `labels.nodes`, webhooks a plain array. */
 function labelNames(raw: Json): string[] {
   const labels = isRecord(raw.labels) ? raw.labels.nodes : raw.labels;
   return Array.isArray(labels) ? labels.map((label) => (isRecord(label) ? text(label.name) : undefined)).filter((name): name is string => Boolean(name)) : [];
-}
-
-function same(left: string | undefined, right: string): boolean {
-  return left !== undefined && left.toLowerCase() === right.toLowerCase();
 }
 
 /** Why a Linear issue is outside the trigger's filter, or undefined when it matches. */
@@ -105,7 +97,7 @@ function filter(trigger: TriggerConfig, raw: Json, connection: Connection): stri
   } else if (closedStateTypes.includes(text(state.type) ?? '')) return `ignored: in state ${stateName}`;
   if (wanted.labels?.length) {
     const labels = labelNames(raw);
-    if (!wanted.labels.some((label) => labels.some((name) => same(name, label)))) return `ignored: has none of the labels ${wanted.labels.join(', ')}`;
+    if (!hasAnyOf(labels, wanted.labels)) return `ignored: has none of the labels ${wanted.labels.join(', ')}`;
   }
   const assignee = isRecord(raw.assignee) ? raw.assignee : undefined;
   const assigneeId = text(assignee?.id) ?? text(raw.assigneeId);

@@ -4,7 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FakeGitHub } from './github';
+import { FakeGitHub } from '../fakes/github';
 
 const fakeGitHub = suite('fake github');
 const repo = 'acme/app';

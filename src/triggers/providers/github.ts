@@ -1,0 +1,242 @@
+// GitHub issues (PROVIDERS §3): REST at <baseUrl> (default https://api.github.com; GitHub
+// Enterprise Server is https://<host>/api/v3) with a token as `Bearer`, `Accept:
+// application/vnd.github+json` and the API version. Webhooks are signed with `X-Hub-Signature-256`.
+//
+// Filters: repo (`owner/name`, required), labels (any of), assignee (`me`, a login or `none`), and
+// the issue open. The issues API returns pull requests too: they are never issues here. A full
+// poll lists the open issues; an incremental poll lists every issue (open or closed) updated since
+// the cursor, so it also sees issues close or leave the filter, and asks with the last ETag: an
+// idle repository answers 304, which GitHub does not count against the rate limit.
+
+import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../core/api';
+import { ValidationError, quote } from '../../core/errors';
+import { isPlainObject as isRecord } from '../../core/settings';
+import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
+import { ProviderError, hasAnyOf, readHeader, same, text, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { verifyGithubSignature } from '../secrets';
+
+export const defaultGithubApi = 'https://api.github.com';
+const apiVersion = '2022-11-28';
+const pageSize = 100;
+/** An incremental poll asks for changes since the newest seen less this (clock skew). */
+const pollMarginMs = 120_000;
+const repoPattern = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+const loginPattern = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/;
+/** Issue actions that say something about whether the issue is in the filter now. */
+const issueActions = ['opened', 'reopened', 'edited', 'labeled', 'unlabeled', 'assigned', 'unassigned', 'closed'];
+
+type Json = Record<string, unknown>;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+function apiRoot(connection: Connection): string {
+  return (connection.baseUrl ?? defaultGithubApi).replace(/\/+$/, '');
+}
+
+/**
+ * One REST exchange. Answers 2xx, 304 and 404 as they are (the caller knows what a missing thing
+ * means); throws ProviderError in GitHub's words for the rest, with the time a rate limit lifts.
+ */
+async function rest(connection: Connection, method: string, path: string, options: { body?: unknown; etag?: string } = {}): Promise<Answer> {
+  const root = apiRoot(connection);
+  const url = path.startsWith('http') ? path : `${root}${path}`;
+  const answer = await httpRequest({
+    url, method, service: 'GitHub', secrets: [connection.token],
+    headers: {
+      Authorization: `Bearer ${connection.token}`, Accept: 'application/vnd.github+json', 'X-GitHub-Api-Version': apiVersion,
+      ...(options.body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...(options.etag ? { 'If-None-Match': options.etag } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  let body: unknown;
+  try {
+    body = answer.text ? JSON.parse(answer.text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  const { status, headers } = answer;
+  if ((status >= 200 && status < 300) || status === 304 || status === 404) return { status, headers, body };
+  const said = isRecord(body) && text(body.message) ? text(body.message)! : `HTTP ${status}`;
+  const now = Date.now();
+  if ((status === 403 || status === 429) && (headers.get('x-ratelimit-remaining') === '0' || headers.has('retry-after'))) {
+    const reset = Number(headers.get('x-ratelimit-reset')) * 1000;
+    const retryAt = headers.has('retry-after') ? now + (retryAfterMs(headers, now) ?? 60_000) : reset > now ? reset : now + 60_000;
+    throw new ProviderError(`GitHub's rate limit was reached: ${said}`, true, retryAt);
+  }
+  if (status === 401) throw new ProviderError(`GitHub refused the token: ${said}`);
+  if (status === 403) {
+    const needed = headers.get('x-accepted-github-permissions') ?? headers.get('x-accepted-oauth-scopes');
+    const has = headers.get('x-oauth-scopes');
+    throw new ProviderError(`GitHub refused: ${said}${needed ? ` (this needs ${needed}${has !== null ? `; the token has ${has || 'no scopes'}` : ''})` : ''}`);
+  }
+  if (status >= 500) throw new ProviderError(`GitHub answered HTTP ${status}: try again later`, true);
+  if (!isRecord(body)) throw new ProviderError(`${redactUrl(url)} answered HTTP ${status} without GitHub's JSON: is the API address right?`);
+  throw new ProviderError(`GitHub: ${said}`);
+}
+
+/** The `rel="next"` URL of a `Link` header, only when it stays on the API's own origin (the token goes with it). */
+function nextPage(headers: Headers, connection: Connection): string | undefined {
+  const next = /<([^>]+)>\s*;\s*rel="next"/.exec(headers.get('link') ?? '')?.[1];
+  return next && new URL(next).origin === new URL(apiRoot(connection)).origin ? next : undefined;
+}
+
+function repoOf(trigger: TriggerConfig): string {
+  return trigger.filter?.repo ?? '';
+}
+
+function names(list: unknown, field: string): string[] {
+  return Array.isArray(list) ? list.map((item) => (typeof item === 'string' ? item : isRecord(item) ? text(item[field]) : undefined)).filter((name): name is string => Boolean(name)) : [];
+}
+
+/** Why a GitHub issue is outside the trigger's filter, or undefined when it matches. */
+function filter(trigger: TriggerConfig, raw: Json, connection: Connection): string | undefined {
+  const wanted = trigger.filter ?? {};
+  if (raw.state !== 'open') return 'ignored: closed';
+  if (wanted.labels?.length && !hasAnyOf(names(raw.labels, 'name'), wanted.labels)) return `ignored: has none of the labels ${wanted.labels.join(', ')}`;
+  const assignees = names(raw.assignees, 'login');
+  const assignee = wanted.assignee === 'me' ? connection.account?.name : wanted.assignee;
+  if (wanted.assignee === 'none' && assignees.length > 0) return 'ignored: assigned to someone';
+  if (assignee && wanted.assignee !== 'none' && !assignees.some((login) => same(login, assignee))) return `ignored: not assigned to ${assignee}`;
+  return undefined;
+}
+
+/** The issue as runs see it; undefined for a pull request or something that is not an issue. */
+function observe(trigger: TriggerConfig, raw: unknown, connection: Connection): ObservedIssue | undefined {
+  if (!isRecord(raw) || 'pull_request' in raw || typeof raw.number !== 'number' || !text(raw.title)?.trim()) return undefined;
+  const issue: Issue = { title: text(raw.title)!.trim().slice(0, 1000), key: `${repoOf(trigger)}#${raw.number}`, source: 'github', labels: names(raw.labels, 'name'), raw };
+  if (text(raw.body)) issue.description = text(raw.body)!.slice(0, 1_000_000);
+  if (text(raw.html_url)) issue.url = text(raw.html_url)!;
+  const outside = filter(trigger, raw, connection);
+  return { issue, key: issue.key!, ...(outside ? { outside } : {}), ...(text(raw.updated_at) ? { updatedAt: text(raw.updated_at)! } : {}) };
+}
+
+/** The path of the trigger's issue: /repos/<owner>/<name>/issues/<number>. */
+function issuePath(target: WriteBackTarget): string {
+  return `/repos/${repoOf(target.trigger)}/issues/${target.issue.raw?.number}`;
+}
+
+/** The marker that finds a run's comment again; GitHub keeps HTML comments in the Markdown it stores. */
+function marked(body: string, marker: string): string {
+  return `${body}\n\n<!-- factory-run: ${marker} -->`;
+}
+
+async function findComment(target: WriteBackTarget, marker: string): Promise<string | undefined> {
+  for (let url: string | undefined = `${issuePath(target)}/comments?per_page=${pageSize}`; url;) {
+    const answer = await rest(target.connection, 'GET', url);
+    if (answer.status === 404 || !Array.isArray(answer.body)) return undefined;
+    const found = answer.body.find((comment) => isRecord(comment) && text(comment.body)?.includes(`factory-run: ${marker}`));
+    if (found) return String((found as Json).id);
+    url = nextPage(answer.headers, target.connection);
+  }
+  return undefined;
+}
+
+export const githubProvider: TrackerProvider = {
+  name: 'GitHub',
+
+  async verifyConnection(connection): Promise<ConnectionAccount> {
+    const answer = await rest(connection, 'GET', '/user');
+    const user = isRecord(answer.body) ? answer.body : {};
+    if (answer.status !== 200 || !text(user.login)) throw new ProviderError(`${redactUrl(`${apiRoot(connection)}/user`)} answered HTTP ${answer.status} without GitHub's user: is the API address right?`);
+    return { id: String(user.id ?? user.login), name: text(user.login)!, ...(text(user.email) ? { email: text(user.email)! } : {}) };
+  },
+
+  async checkTrigger(trigger, connection) {
+    const wanted = trigger.filter ?? {};
+    const issues: { field: string; message: string }[] = [];
+    if (!wanted.repo || !repoPattern.test(wanted.repo)) issues.push({ field: 'filter.repo', message: `must be a repository as owner/name, not ${quote(wanted.repo ?? '')}` });
+    if (wanted.assignee && !['me', 'none'].includes(wanted.assignee) && !loginPattern.test(wanted.assignee)) issues.push({ field: 'filter.assignee', message: `must be me, none or a GitHub login, not ${quote(wanted.assignee)}` });
+    if (issues.length === 0 && (await rest(connection, 'GET', `/repos/${wanted.repo}`)).status === 404) {
+      issues.push({ field: 'filter.repo', message: `GitHub has no repository ${quote(wanted.repo)} that this token can read` });
+    }
+    if (issues.length > 0) throw new ValidationError(issues, 'Trigger not saved:');
+  },
+
+  async *poll(trigger, connection, cursor) {
+    const previous = cursor ? (JSON.parse(cursor) as { since: string; etag?: string }) : undefined;
+    const query = previous
+      ? `state=all&sort=updated&direction=desc&per_page=${pageSize}&since=${new Date(Date.parse(previous.since) - pollMarginMs).toISOString()}`
+      : `state=open&sort=updated&direction=desc&per_page=${pageSize}`;
+    let newest = previous?.since;
+    let etag: string | undefined;
+    for (let url: string | undefined = `/repos/${repoOf(trigger)}/issues?${query}`; url;) {
+      const first = etag === undefined;
+      const answer = await rest(connection, 'GET', url, first && previous?.etag ? { etag: previous.etag } : {});
+      if (answer.status === 304) return cursor; // nothing changed, and it cost no rate limit
+      if (answer.status === 404) throw new ProviderError(`GitHub has no repository ${quote(repoOf(trigger))} that this token can read (any more)`);
+      if (!Array.isArray(answer.body)) throw new ProviderError('GitHub answered the issue list without a list');
+      if (first) etag = answer.headers.get('etag') ?? '';
+      const page = answer.body.map((item) => observe(trigger, item, connection)).filter((observed): observed is ObservedIssue => observed !== undefined);
+      for (const observed of page) if (observed.updatedAt && (!newest || observed.updatedAt > newest)) newest = observed.updatedAt;
+      yield page;
+      url = nextPage(answer.headers, connection);
+    }
+    return newest ? JSON.stringify({ since: newest, ...(etag && newest === previous?.since ? { etag } : {}) }) : undefined;
+  },
+
+  async fetchIssue(trigger, connection, key) {
+    const number = /#(\d+)$/.exec(key)?.[1];
+    if (!number) return undefined;
+    const answer = await rest(connection, 'GET', `/repos/${repoOf(trigger)}/issues/${number}`);
+    return answer.status === 404 ? undefined : observe(trigger, answer.body, connection);
+  },
+
+  filter,
+
+  verifyWebhook(webhook, trigger) {
+    if (!trigger.webhookSecret) return true;
+    return verifyGithubSignature(webhook.body, trigger.webhookSecret, readHeader(webhook, 'x-hub-signature-256'));
+  },
+
+  parseWebhook(webhook, trigger, connection): WebhookVerdict {
+    const event = readHeader(webhook, 'x-github-event');
+    if (!event) return { kind: 'invalid', reason: 'not a GitHub webhook: the X-GitHub-Event header is missing' };
+    let payload: unknown;
+    try {
+      const raw = webhook.body.toString('utf8');
+      // A hook set to application/x-www-form-urlencoded sends the JSON as the `payload` field.
+      payload = JSON.parse(raw.startsWith('payload=') ? new URLSearchParams(raw).get('payload') ?? '' : raw);
+    } catch (error) {
+      return { kind: 'invalid', reason: `the body is not JSON: ${(error as Error).message}` };
+    }
+    if (!isRecord(payload)) return { kind: 'invalid', reason: 'not a GitHub webhook: the body is not an object' };
+    if (event === 'ping') return { kind: 'answer', status: 200, body: { ok: true }, reason: `ping: GitHub set up the webhook (hook ${String(payload.hook_id ?? '?')})` };
+    const repository = isRecord(payload.repository) ? text(payload.repository.full_name) : undefined;
+    if (repository && !same(repository, repoOf(trigger))) return { kind: 'ignored', reason: `ignored: an event of another repository (${repository})` };
+    if (event === 'pull_request') return { kind: 'ignored', reason: 'ignored: a pull request' };
+    if (event !== 'issues' && event !== 'issue_comment') return { kind: 'ignored', reason: `ignored: ${event} event` };
+    if (!isRecord(payload.issue) || typeof payload.action !== 'string') return { kind: 'invalid', reason: `not a GitHub ${event} event: it needs action and issue` };
+    if ('pull_request' in payload.issue) return { kind: 'ignored', reason: 'ignored: a comment on a pull request' };
+    if (event === 'issues' && !issueActions.includes(payload.action)) return { kind: 'ignored', reason: `ignored: issue ${payload.action}` };
+    if (!connection) return { kind: 'ignored', reason: 'ignored: the trigger has no account' };
+    const observed = observe(trigger, payload.issue, connection);
+    if (!observed) return { kind: 'invalid', reason: 'not a GitHub issue: it needs a number and a title' };
+    const deliveryId = readHeader(webhook, 'x-github-delivery');
+    return { kind: 'issue', ...observed, ...(deliveryId ? { deliveryId: deliveryId.slice(0, 200) } : {}) };
+  },
+
+  async upsertComment(target, body, marker, commentId) {
+    const { connection } = target;
+    const repo = repoOf(target.trigger);
+    const content = marked(body, marker);
+    const known = commentId ?? (await findComment(target, marker));
+    if (known) {
+      const updated = await rest(connection, 'PATCH', `/repos/${repo}/issues/comments/${known}`, { body: { body: content } });
+      if (updated.status !== 404) return known;
+      if (commentId) return this.upsertComment(target, body, marker); // deleted by someone: find or make it again
+    }
+    const created = await rest(connection, 'POST', `${issuePath(target)}/comments`, { body: { body: content } });
+    if (created.status === 404 || !isRecord(created.body) || created.body.id === undefined) throw new ProviderError(`GitHub did not create the comment on ${target.issue.key} (HTTP ${created.status})`);
+    return String(created.body.id);
+  },
+
+  async mark(target, name, previous) {
+    const added = await rest(target.connection, 'POST', `${issuePath(target)}/labels`, { body: { labels: [name] } });
+    if (added.status === 404) throw new ProviderError(`GitHub has no issue ${target.issue.key} to label`);
+    if (previous && !same(previous, name)) await rest(target.connection, 'DELETE', `${issuePath(target)}/labels/${encodeURIComponent(previous)}`); // 404: already gone
+  },
+};
