@@ -2,7 +2,7 @@
 // the DevTools protocol. Covers sign-in, a demo run with an approval, the pipeline editor's field
 // errors, escaping of hostile text, the page's network and console hygiene, screenshots of every
 // screen (light, dark, phone) under test-output/screenshots/, the log view at 100,000 lines, and a
-// Linear account and trigger set up through the UI against a fake Linear (test/fakes/linear.ts).
+// Linear and a GitHub account and trigger set up through the UI against fakes (test/fakes/).
 // Needs `node build.mjs --tests` first and /usr/bin/chromium (apt-get install chromium).
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { FakeGitHub } from '../fakes/github';
 import { FakeLinear, linearErrors } from '../fakes/linear';
 import { freePort, send } from '../helpers/net';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
@@ -468,6 +469,101 @@ ui('a Linear account and trigger are set up in the UI: Verify, Preview, save, Po
   } finally {
     try {
       // Nothing polls a stopped fake in the tests after this one.
+      if (triggerId) await call('deleteTrigger', triggerId);
+      for (const account of (await call('snapshot')).accounts) await call('deleteConnection', account.id);
+      await call('saveSettings', { webhookServer: { enabled: false, port } });
+    } finally {
+      await fake.stop();
+    }
+  }
+});
+
+ui('a GitHub account and trigger are set up in the UI: Verify, Preview, save, Poll now, a label at start', async () => {
+  const { page } = need();
+  const fake = await FakeGitHub.start();
+  const port = await freePort();
+  let triggerId: string | undefined;
+  try {
+    await call('saveSettings', { webhookServer: { enabled: true, port } });
+    fake.addRepo('acme-corp/storefront-web');
+    const checkout = fake.addIssue('acme-corp/storefront-web', { title: 'Checkout <b>button</b> does nothing', labels: ['bug'] });
+    fake.addIssue('acme-corp/storefront-web', { title: 'Dark mode contrast' });
+    fake.addIssue('acme-corp/storefront-web', { title: 'Already shipped', state: 'closed' });
+    fake.addIssue('acme-corp/storefront-web', { title: 'Bump the dependencies', pullRequest: true });
+    fake.addIssue('acme/api', { title: 'Rotate the certificates' });
+
+    // Settings → Accounts: a GitHub account against the fake, verified and saved.
+    await show(page, '#/settings');
+    await clickButton(page, '#main', 'Add account');
+    const accountForm = '.account-form';
+    await fillField(page, accountForm, 'Kind', 'github');
+    await page.waitFor(`document.querySelector('${accountForm} input')?.placeholder === 'GitHub at work'`, 5000, 'the GitHub account form');
+    await fillField(page, accountForm, 'Name', 'GitHub (fake)');
+    await fillField(page, accountForm, 'Token', fake.token);
+    await fillField(page, accountForm, 'Base URL (optional)', fake.url);
+    await clickButton(page, accountForm, 'Verify');
+    const signedIn = `Signed in as ${fake.user.login}`;
+    await page.waitFor(`document.querySelector('${accountForm} .test-result.ok')?.textContent.includes(${JSON.stringify(signedIn)})`, 10_000, `"${signedIn}" at the form`);
+    await page.evaluate(`document.querySelector('#settings-accounts').scrollIntoView({ block: 'start' })`);
+    await shoot(page, 'github-account');
+    await shootPhone(page, 'github-account', '#settings-accounts');
+    await page.click(`${accountForm} button[type="submit"]`);
+    await page.waitFor(`document.querySelector('.account-list')?.innerText.includes(${JSON.stringify(signedIn)}) && !document.querySelector('${accountForm}')`, 10_000, 'the saved account in the list');
+    const account = (await call('snapshot')).accounts.find((candidate: { name: string }) => candidate.name === 'GitHub (fake)');
+    assert.ok(account?.hasToken, 'the account is saved with its token');
+    await clickButton(page, '.account-list', 'Edit');
+    await shoot(page, 'github-account-edit', ['light']);
+    await clickButton(page, accountForm, 'Cancel');
+    assert.not.ok(await page.evaluate(`document.querySelector('#main').innerHTML.includes(${JSON.stringify(fake.token)})`), 'the token is nowhere in the page');
+
+    // Triggers: a new GitHub trigger for acme-corp/storefront-web, previewed, saved and polled.
+    const demo = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');
+    await show(page, '#/triggers');
+    await clickButton(page, '.toolbar', 'New trigger');
+    const editor = '.triggers-page form.editor';
+    await fillField(page, editor, 'Kind', 'github');
+    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'New GitHub trigger'`, 5000, 'the GitHub editor');
+    await fillField(page, editor, 'Name', 'GitHub website');
+    await fillField(page, editor, 'Runs pipeline', demo.id);
+    // A repository the token cannot read: the engine's message shows at the Repository field.
+    await fillField(page, editor, 'Repository', 'acme/nope');
+    await clickButton(page, editor, 'Preview');
+    const repoError = `[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Repository').querySelector('.field-error:not([hidden])')?.textContent`;
+    assert.match(await page.waitFor<string>(repoError, 10_000, 'the error at Repository'), 'acme/nope');
+    await fillField(page, editor, 'Repository', 'acme-corp/storefront-web');
+    await fillField(page, editor, 'Label at start', 'factory: running');
+    await clickButton(page, editor, 'Preview');
+    await page.waitFor(`document.querySelectorAll('.preview-list li').length > 0`, 10_000, 'the previewed issues');
+    const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => item.textContent)`);
+    assert.equal([...previewed].sort(), ['acme-corp/storefront-web#1 Checkout <b>button</b> does nothing', 'acme-corp/storefront-web#2 Dark mode contrast'], 'the open issues of acme-corp/storefront-web, no pull request, titles as text');
+    assert.match(await page.evaluate<string>(`document.querySelector('.preview-list a').href`), /^https:\/\/github\.com\/acme-corp\/storefront-web\/issues\/\d$/);
+    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
+    await page.evaluate(`document.querySelector('${editor} .form-actions').scrollIntoView({ block: 'center' })`);
+    await shoot(page, 'github-preview');
+    await shootPhone(page, 'github-preview', '.preview-list');
+
+    await clickButton(page, editor, 'Create trigger');
+    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'GitHub website'`, 10_000, 'the saved trigger in the editor');
+    triggerId = (await call('snapshot')).triggers.find((candidate: { name: string }) => candidate.name === 'GitHub website')?.id;
+    assert.ok(triggerId, 'the trigger is saved');
+    await clickButton(page, editor, 'Poll now');
+    await page.waitFor(`[...document.querySelectorAll('.ledger td.decision')].some((cell) => /^started run_/.test(cell.textContent))`, 15_000, 'a "started run_…" ledger entry');
+    const text = await mainText(page);
+    assert.match(text, new RegExp(`/hooks/${triggerId}`));
+    assert.not.match(text, /\?token=/, 'no ?token= for a GitHub trigger');
+    assert.match(text, /Settings → Webhooks → Add webhook/);
+    for (let waited = 0; !fake.labelsOf(checkout).includes('factory: running'); waited += 100) {
+      if (waited > 10_000) assert.unreachable(`the label at start is not on acme-corp/storefront-web#1: ${fake.labelsOf(checkout).join(', ')}`);
+      await sleep(100);
+    }
+    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
+    await page.evaluate('scrollTo(0, 0)');
+    await shoot(page, 'github-trigger');
+    await page.evaluate(`document.querySelector('.trigger-live').scrollIntoView({ block: 'start' })`);
+    await shoot(page, 'github-trigger-ledger');
+    await shootPhone(page, 'github-trigger-ledger', '.trigger-live');
+  } finally {
+    try {
       if (triggerId) await call('deleteTrigger', triggerId);
       for (const account of (await call('snapshot')).accounts) await call('deleteConnection', account.id);
       await call('saveSettings', { webhookServer: { enabled: false, port } });

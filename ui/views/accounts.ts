@@ -1,5 +1,5 @@
 // Settings → Accounts: the tracker accounts that triggers read issues with. The form is drawn from
-// `accountKinds` (one entry per kind: GitHub or Jira is one more entry). Keys never come back from
+// `accountKinds` (one entry per kind: Jira is one more entry). Keys never come back from
 // the engine: a stored one is only announced, and an empty key field keeps it.
 
 import type { ConnectionInput, ConnectionKind, ConnectionView } from '../../src/core/api';
@@ -19,6 +19,11 @@ const accountKinds: { kind: ConnectionKind; name: string; fields: AccountField[]
   { kind: 'linear', name: 'Linear', fields: [
     { name: 'token', label: 'API key', hint: 'A personal API key: in Linear, Settings → Security & access.', placeholder: 'lin_api_…' },
     { name: 'baseUrl', label: 'Base URL (optional)', hint: 'API root, default https://api.linear.app; leave empty.', placeholder: 'https://api.linear.app' },
+  ] },
+  { kind: 'github', name: 'GitHub', fields: [
+    { name: 'token', label: 'Token', placeholder: 'ghp_… or github_pat_…',
+      hint: 'A personal access token with access to the repository’s issues (classic: repo scope; fine-grained: Issues read and write), or an app installation token.' },
+    { name: 'baseUrl', label: 'Base URL (optional)', hint: 'API root, default https://api.github.com; for GitHub Enterprise Server, https://<host>/api/v3.', placeholder: 'https://api.github.com' },
   ] },
 ];
 const accountKindName = (kind: string): string => accountKinds.find((entry) => entry.kind === kind)?.name ?? kind;

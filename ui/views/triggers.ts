@@ -1,5 +1,5 @@
 // The Triggers screen: the list of triggers, the editor of a generic webhook trigger or of a
-// tracker trigger (Linear), its webhook URL, its polling state, and its ledger of recent events
+// tracker trigger (Linear, GitHub), its webhook URL, its polling state, and its ledger of recent events
 // (the answer to "why did this not run?").
 //
 // View: the list, the editor form and the live parts (URL, state, ledger) are separate elements.
@@ -32,19 +32,31 @@ interface ProviderForm {
   urlHint: string;
 }
 
-/** The tracker kinds the editor offers: GitHub or Jira is one more entry here. */
+const labelsFilter: FilterField = { name: 'labels', label: 'Labels', list: true, hint: 'Comma-separated: an issue with any of them. Empty: any labels.', placeholder: 'factory' };
+
+/** The tracker kinds the editor offers: Jira is one more entry here. */
 const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
   linear: {
     filter: [
       { name: 'team', label: 'Team key', hint: 'The prefix of the team’s issue keys.', placeholder: 'ENG' },
       { name: 'states', label: 'States', list: true, placeholder: 'unstarted, started',
         hint: 'Comma-separated state types (triage, backlog, unstarted, started, completed, canceled) or state names. Empty: every state except completed and canceled.' },
-      { name: 'labels', label: 'Labels', list: true, hint: 'Comma-separated: an issue with any of them. Empty: any labels.', placeholder: 'factory' },
+      labelsFilter,
       { name: 'assignee', label: 'Assignee', hint: '“me”, an email, “none” (unassigned), or empty for anyone.', placeholder: 'me' },
     ],
     marks: { name: 'states', noun: 'State', hint: 'The workflow state a run moves its issue to when it starts, succeeds and fails, such as In Progress. Empty: left alone.' },
     secretHint: 'Linear’s signing secret: a delivery without its signature is refused. Saved when you save.',
     urlHint: 'In Linear, Settings → API → Webhooks: paste this URL, choose Issue events, and copy Linear’s signing secret into the Webhook secret field above.',
+  },
+  github: {
+    filter: [
+      { name: 'repo', label: 'Repository', hint: 'owner/name; checked when you save.', placeholder: 'octo-org/website' },
+      labelsFilter,
+      { name: 'assignee', label: 'Assignee', hint: '“me” (the account’s login), a login, “none” (unassigned), or empty for anyone.', placeholder: 'me' },
+    ],
+    marks: { name: 'labels', noun: 'Label', hint: 'The label a run puts on its issue when it starts, succeeds and fails; the previous one is removed when the next is set. Empty: labels left alone.' },
+    secretHint: 'GitHub signs each delivery with this secret (X-Hub-Signature-256): a delivery without a valid signature is refused. Saved when you save.',
+    urlHint: 'In the repository, Settings → Webhooks → Add webhook: paste this URL, content type application/json, choose “Issues” events (and optionally “Issue comments”), and enter the secret above in GitHub’s Secret field.',
   },
 };
 const editableKinds = ['webhook', ...Object.keys(providerForms)] as TriggerKind[];
@@ -61,7 +73,7 @@ export const triggersScreen: ScreenFactory = (context) => {
   const editorArea = h('div', { class: 'split-detail' });
   const element = h('section', { class: 'page triggers-page' },
     h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Triggers'), h('span', { class: 'spacer' }), newButton),
-    h('p', { class: 'muted intro' }, 'A trigger starts a pipeline when an issue arrives: a generic webhook posts one to its URL; a Linear trigger polls a team’s issues and takes Linear’s webhooks.'),
+    h('p', { class: 'muted intro' }, `A trigger starts a pipeline when an issue arrives: a generic webhook posts one to its URL; a ${Object.keys(providerForms).map((kind) => kindNames[kind]).join(' or ')} trigger polls the tracker’s issues and takes its webhooks.`),
     h('div', { class: 'split' }, listArea, editorArea));
 
   newButton.addEventListener('click', () => open('new'));
@@ -316,7 +328,7 @@ class TriggerEditor {
     this.secretHint.textContent = this.secret.value
       ? this.provider?.secretHint ?? 'Each request must send it as ?token=…, the X-Factory-Token header, or Authorization: Bearer …. Saved when you save.'
       : this.provider
-        ? `No secret: events are not verified, so each one costs a request to ${kindNames[this.kind]} for the issue it names. Paste ${kindNames[this.kind]}’s signing secret here; polling needs none.`
+        ? `No secret: events are not verified, so each one costs a request to ${kindNames[this.kind]} for the issue it names. Set the secret ${kindNames[this.kind]} signs its deliveries with; polling needs none.`
         : 'No secret: anyone who can reach the URL can start runs.';
     this.secretHint.classList.toggle('warning', !this.secret.value);
   }
