@@ -2,7 +2,7 @@
 // the DevTools protocol. Covers sign-in, a demo run with an approval, the pipeline editor's field
 // errors, escaping of hostile text, the page's network and console hygiene, screenshots of every
 // screen (light, dark, phone) under test-output/screenshots/, the log view at 100,000 lines, and a
-// Linear and a GitHub account and trigger set up through the UI against fakes (test/fakes/).
+// Linear, a GitHub and a Jira account and trigger set up through the UI against fakes (test/fakes/).
 // Needs `node build.mjs --tests` first and /usr/bin/chromium (apt-get install chromium).
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeGitHub } from '../fakes/github';
+import { FakeJira } from '../fakes/jira';
 import { FakeLinear, linearErrors } from '../fakes/linear';
 import { freePort, send } from '../helpers/net';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
@@ -562,6 +563,133 @@ ui('a GitHub account and trigger are set up in the UI: Verify, Preview, save, Po
     await page.evaluate(`document.querySelector('.trigger-live').scrollIntoView({ block: 'start' })`);
     await shoot(page, 'github-trigger-ledger');
     await shootPhone(page, 'github-trigger-ledger', '.trigger-live');
+  } finally {
+    try {
+      if (triggerId) await call('deleteTrigger', triggerId);
+      for (const account of (await call('snapshot')).accounts) await call('deleteConnection', account.id);
+      await call('saveSettings', { webhookServer: { enabled: false, port } });
+    } finally {
+      await fake.stop();
+    }
+  }
+});
+
+ui('a Jira Cloud account and trigger are set up in the UI: a JQL query, Preview, save, the URL with its token, Poll now', async () => {
+  const { page } = need();
+  const fake = await FakeJira.start({ mode: 'cloud' });
+  const port = await freePort();
+  let triggerId: string | undefined;
+  try {
+    await call('saveSettings', { webhookServer: { enabled: true, port } });
+    const checkout = fake.addIssue({ project: 'ABC', summary: 'Checkout <b>button</b> does nothing', labels: ['agent'] });
+    fake.addIssue({ project: 'ABC', summary: 'Dark mode contrast', labels: ['agent'], status: 'In Progress' });
+    fake.addIssue({ project: 'ABC', summary: 'Already shipped', labels: ['agent'], status: 'Done' });
+    fake.addIssue({ project: 'ABC', summary: 'Nobody asked the agent' });
+    fake.addIssue({ project: 'KAN', summary: 'Another project', labels: ['agent'] });
+
+    // Settings → Accounts: a Jira Cloud account (site, email, API token), verified and saved.
+    await show(page, '#/settings');
+    await page.waitFor(`document.querySelector('.account-list')?.hidden`, 5000, 'no account left by the tests before');
+    await clickButton(page, '#main', 'Add account');
+    const accountForm = '.account-form';
+    await fillField(page, accountForm, 'Kind', 'jira');
+    await page.waitFor(`document.querySelector('${accountForm} input')?.placeholder === 'Jira at work'`, 5000, 'the Jira account form');
+    await fillField(page, accountForm, 'Name', 'Jira (fake)');
+    await fillField(page, accountForm, 'Site', fake.url);
+    await fillField(page, accountForm, 'Email (Jira Cloud)', fake.email);
+    await fillField(page, accountForm, 'Token', fake.token);
+    await clickButton(page, accountForm, 'Verify');
+    const signedIn = `Signed in as ${fake.me.displayName} (${fake.me.emailAddress}, Jira Cloud)`;
+    await page.waitFor(`document.querySelector('${accountForm} .test-result.ok')?.textContent.includes(${JSON.stringify(signedIn)})`, 10_000, `"${signedIn}" at the form`)
+      .catch(async (error) => {
+        throw new Error(`${error.message}; the form says: ${await page.evaluate<string>(`document.querySelector('${accountForm}').innerText`)}`);
+      });
+    await page.evaluate(`document.querySelector('#settings-accounts').scrollIntoView({ block: 'start' })`);
+    await shoot(page, 'jira-account');
+    await shootPhone(page, 'jira-account', '#settings-accounts');
+    await page.click(`${accountForm} button[type="submit"]`);
+    await page.waitFor(`document.querySelector('.account-list')?.innerText.includes(${JSON.stringify(signedIn)}) && !document.querySelector('${accountForm}')`, 10_000, 'the saved account in the list');
+    await shoot(page, 'jira-accounts', ['light']);
+    const account = (await call('snapshot')).accounts.find((candidate: { name: string }) => candidate.name === 'Jira (fake)');
+    assert.ok(account?.hasToken, 'the account is saved with its token');
+    assert.is(account.account?.server, 'Jira Cloud');
+    assert.not.ok(await page.evaluate(`document.querySelector('#main').innerHTML.includes(${JSON.stringify(fake.token)})`), 'the token is nowhere in the page');
+
+    // Triggers: a new Jira trigger with a JQL query, a random secret prefilled, previewed, saved and polled.
+    const demo = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');
+    await show(page, '#/triggers');
+    await clickButton(page, '.toolbar', 'New trigger');
+    const editor = '.triggers-page form.editor';
+    await fillField(page, editor, 'Kind', 'jira');
+    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'New Jira trigger'`, 5000, 'the Jira editor');
+    const secretInput = `[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Webhook secret').querySelector('input')`;
+    assert.ok((await page.evaluate<string>(`${secretInput}.value`)).length >= 32, 'a new Jira trigger starts with a random secret');
+    await fillField(page, editor, 'Name', 'Jira ABC');
+    await fillField(page, editor, 'Runs pipeline', demo.id);
+    assert.is(await page.evaluate(`[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Account').querySelector('select').value`), account.id, 'the only Jira account is chosen');
+    // A query Jira refuses: Jira's own message shows at the Query field.
+    await fillField(page, editor, 'Query', 'project = NOPE AND labels = agent');
+    await clickButton(page, editor, 'Preview');
+    const queryError = `[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Query').querySelector('.field-error:not([hidden])')?.textContent`;
+    assert.match(await page.waitFor<string>(queryError, 10_000, 'the error at Query'), /^Jira: .*'NOPE'/);
+    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
+    await page.evaluate(`document.querySelector('${editor} textarea').scrollIntoView({ block: 'center' })`);
+    await shoot(page, 'jira-query-error', ['light']);
+    await fillField(page, editor, 'Query', 'project = ABC AND labels = agent AND statusCategory != Done');
+    await fillField(page, editor, 'Transition at start', 'In Progress');
+    await clickButton(page, editor, 'Preview');
+    await page.waitFor(`document.querySelectorAll('.preview-list li').length > 0`, 10_000, 'the previewed issues')
+      .catch(async (error) => {
+        const said = await page.evaluate<string>(`[...document.querySelectorAll('${editor} .field-error:not([hidden]), ${editor} .test-result:not([hidden])')].map((element) => element.textContent).join(' | ')`);
+        throw new Error(`${error.message}; the form says: ${said || 'nothing'}`);
+      });
+    const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => item.textContent)`);
+    assert.equal([...previewed].sort(), ['ABC-1 Checkout <b>button</b> does nothing', 'ABC-2 Dark mode contrast'], 'the issues the query matches, titles as text');
+    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
+    await page.evaluate(`document.querySelector('${editor} .form-actions').scrollIntoView({ block: 'center' })`);
+    await shoot(page, 'jira-preview');
+    await shootPhone(page, 'jira-preview', '.preview-list');
+
+    await clickButton(page, editor, 'Create trigger');
+    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'Jira ABC'`, 10_000, 'the saved trigger in the editor');
+    const trigger = (await call('snapshot')).triggers.find((candidate: { name: string }) => candidate.name === 'Jira ABC');
+    triggerId = trigger?.id;
+    assert.ok(triggerId && trigger.webhookSecret, 'the trigger is saved with its secret');
+    // The URL carries the secret as ?token=: shown hidden, copied whole.
+    const text = await mainText(page);
+    assert.match(text, new RegExp(`/hooks/${triggerId}\\?token=•••`));
+    assert.not.ok(text.includes(trigger.webhookSecret), 'the secret is not shown in the URL');
+    assert.match(text, /Settings → System → WebHooks/);
+    await page.evaluate(`(() => {
+      const record = (text) => { window.copiedText = text; };
+      if (navigator.clipboard) navigator.clipboard.writeText = async (text) => record(text);
+      const execCommand = document.execCommand.bind(document);
+      document.execCommand = (command, ...rest) => command === 'copy' ? (record(document.activeElement.value), true) : execCommand(command, ...rest);
+    })()`);
+    await clickButton(page, '.trigger-live', 'Copy');
+    const copied = await page.waitFor<string>('window.copiedText', 5000, 'the copied URL');
+    assert.ok(copied.endsWith(`/hooks/${triggerId}?token=${encodeURIComponent(trigger.webhookSecret)}`), `the copied URL carries the secret: ${copied}`);
+    await clickButton(page, editor, 'Show');
+    assert.ok((await mainText(page)).includes(`?token=${encodeURIComponent(trigger.webhookSecret)}`), 'Show shows the token in the URL too');
+    await clickButton(page, editor, 'Hide');
+
+    await clickButton(page, editor, 'Poll now');
+    await page.waitFor(`[...document.querySelectorAll('.ledger td.decision')].some((cell) => /^started run_/.test(cell.textContent))`, 15_000, 'a "started run_…" ledger entry');
+    for (let waited = 0; checkout.status !== 'In Progress'; waited += 100) {
+      if (waited > 10_000) assert.unreachable(`the transition at start did not move ABC-1: it is ${checkout.status}`);
+      await sleep(100);
+    }
+    // Jira posts to the copied URL: the token in it is accepted.
+    const created = fake.addIssue({ project: 'ABC', summary: 'Arrived by webhook', labels: ['agent'] });
+    const delivered = await fake.deliver(copied, fake.payload('jira:issue_created', created));
+    assert.ok(delivered.status >= 200 && delivered.status < 300, `the webhook to the copied URL is accepted: HTTP ${delivered.status} ${JSON.stringify(delivered.body)}`);
+    await page.waitFor(`[...document.querySelectorAll('.ledger tr')].some((row) => row.cells[1]?.textContent === 'webhook' && row.cells[2]?.textContent === ${JSON.stringify(created.key)})`, 15_000, `a webhook entry for ${created.key}`);
+    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
+    await page.evaluate('scrollTo(0, 0)');
+    await shoot(page, 'jira-trigger');
+    await page.evaluate(`document.querySelector('.trigger-live').scrollIntoView({ block: 'start' })`);
+    await shoot(page, 'jira-trigger-ledger');
+    await shootPhone(page, 'jira-trigger-ledger', '.trigger-live');
   } finally {
     try {
       if (triggerId) await call('deleteTrigger', triggerId);

@@ -1,6 +1,6 @@
 // Settings → Accounts: the tracker accounts that triggers read issues with. The form is drawn from
-// `accountKinds` (one entry per kind: Jira is one more entry). Keys never come back from
-// the engine: a stored one is only announced, and an empty key field keeps it.
+// `accountKinds` (one entry per kind). Keys never come back from the engine: a stored one is only
+// announced, and an empty key field keeps it.
 
 import type { ConnectionInput, ConnectionKind, ConnectionView } from '../../src/core/api';
 import { errorText, type AppContext } from '../app';
@@ -25,12 +25,19 @@ const accountKinds: { kind: ConnectionKind; name: string; fields: AccountField[]
       hint: 'A personal access token with access to the repository’s issues (classic: repo scope; fine-grained: Issues read and write), or an app installation token.' },
     { name: 'baseUrl', label: 'Base URL (optional)', hint: 'API root, default https://api.github.com; for GitHub Enterprise Server, https://<host>/api/v3.', placeholder: 'https://api.github.com' },
   ] },
+  { kind: 'jira', name: 'Jira', fields: [
+    { name: 'baseUrl', label: 'Site', hint: 'Jira Cloud: https://<site>.atlassian.net; Jira Data Center or Server: the address you open Jira at.', placeholder: 'https://your-site.atlassian.net' },
+    { name: 'email', label: 'Email (Jira Cloud)', hint: 'Jira Cloud: the email of your Atlassian account. Data Center or Server: leave empty.', placeholder: 'ada@example.com' },
+    { name: 'token', label: 'Token',
+      hint: 'Jira Cloud: an API token (id.atlassian.com → Security → API tokens). Data Center or Server: a personal access token (Profile → Personal Access Tokens).' },
+  ] },
 ];
 const accountKindName = (kind: string): string => accountKinds.find((entry) => entry.kind === kind)?.name ?? kind;
 
-/** "Signed in as Ada (ada@example.com)", or undefined before the account was verified. */
+/** "Signed in as Ada (ada@example.com, Jira Cloud)", or undefined before the account was verified. */
 function signedIn(account: ConnectionView['account']): string | undefined {
-  return account && `Signed in as ${account.name}${account.email ? ` (${account.email})` : ''}`;
+  const details = [account?.email, account?.server].filter(Boolean);
+  return account && `Signed in as ${account.name}${details.length ? ` (${details.join(', ')})` : ''}`;
 }
 
 export function accountsPanel(context: AppContext): { element: HTMLElement; update(): void } {

@@ -1,6 +1,6 @@
 // The Triggers screen: the list of triggers, the editor of a generic webhook trigger or of a
-// tracker trigger (Linear, GitHub), its webhook URL, its polling state, and its ledger of recent events
-// (the answer to "why did this not run?").
+// tracker trigger (Linear, GitHub, Jira), its webhook URL, its polling state, and its ledger of
+// recent events (the answer to "why did this not run?").
 //
 // View: the list, the editor form and the live parts (URL, state, ledger) are separate elements.
 // `update()` re-renders the list and the live parts but never the form the user is typing in.
@@ -20,6 +20,8 @@ interface FilterField {
   placeholder?: string;
   /** Comma-separated in the form, a list in the filter. */
   list?: boolean;
+  /** A monospace textarea across the form (a query) instead of a one-line input. */
+  multiline?: boolean;
 }
 
 /** What the editor asks of a trigger that reads a tracker's issues through an account. */
@@ -30,11 +32,16 @@ interface ProviderForm {
   /** Under a webhook secret that is set. */
   secretHint: string;
   urlHint: string;
+  /**
+   * The secret is Factory's own, not the tracker's: prefilled at random (with Regenerate), and the
+   * webhook URL carries it as ?token=, which is how the tracker proves itself (Jira).
+   */
+  tokenInUrl?: boolean;
 }
 
 const labelsFilter: FilterField = { name: 'labels', label: 'Labels', list: true, hint: 'Comma-separated: an issue with any of them. Empty: any labels.', placeholder: 'factory' };
 
-/** The tracker kinds the editor offers: Jira is one more entry here. */
+/** The tracker kinds the editor offers. */
 const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
   linear: {
     filter: [
@@ -58,9 +65,23 @@ const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
     secretHint: 'GitHub signs each delivery with this secret (X-Hub-Signature-256): a delivery without a valid signature is refused. Saved when you save.',
     urlHint: 'In the repository, Settings → Webhooks → Add webhook: paste this URL, content type application/json, choose “Issues” events (and optionally “Issue comments”), and enter the secret above in GitHub’s Secret field.',
   },
+  jira: {
+    filter: [
+      { name: 'query', label: 'Query', multiline: true, placeholder: 'project = ABC AND labels = agent AND statusCategory != Done',
+        hint: 'JQL: the issues that start runs. Checked at Jira when you preview and save.' },
+      { ...labelsFilter, hint: 'Comma-separated: an issue with any of them. Checked on webhook events too, since Jira’s webhooks are not checked against the query. Empty: any labels.' },
+    ],
+    marks: { name: 'states', noun: 'Transition', hint: 'A transition or status name, such as In Progress or Done: where a run moves its issue when it starts, succeeds and fails. Empty: left alone.' },
+    secretHint: 'Jira proves itself with this secret: the webhook URL carries it as its token, so a delivery without it is refused. Jira admin webhooks can also sign with it (X-Hub-Signature). Saved when you save.',
+    urlHint: 'In Jira, Settings → System → WebHooks (or a project automation “Send web request”): paste this URL, choose Issue created and Issue updated events; you may narrow it with JQL there. Jira admin webhooks can also sign with a secret (X-Hub-Signature): use the same secret.',
+    tokenInUrl: true,
+  },
 };
 const editableKinds = ['webhook', ...Object.keys(providerForms)] as TriggerKind[];
 const markWords: Record<keyof WriteBackMarks, string> = { started: 'at start', succeeded: 'on success', failed: 'on failure' };
+/** "Linear, GitHub, or Jira": the names of `kinds` as a list in words. */
+const kindList = (kinds: string[], type: 'conjunction' | 'disjunction'): string =>
+  new Intl.ListFormat('en', { type }).format(kinds.map((kind) => kindNames[kind] ?? kind));
 
 export const triggersScreen: ScreenFactory = (context) => {
   /** The trigger in the editor: an id, 'new', or undefined (nothing open). */
@@ -73,7 +94,7 @@ export const triggersScreen: ScreenFactory = (context) => {
   const editorArea = h('div', { class: 'split-detail' });
   const element = h('section', { class: 'page triggers-page' },
     h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Triggers'), h('span', { class: 'spacer' }), newButton),
-    h('p', { class: 'muted intro' }, `A trigger starts a pipeline when an issue arrives: a generic webhook posts one to its URL; a ${Object.keys(providerForms).map((kind) => kindNames[kind]).join(' or ')} trigger polls the tracker’s issues and takes its webhooks.`),
+    h('p', { class: 'muted intro' }, `A trigger starts a pipeline when an issue arrives: a generic webhook posts one to its URL; a ${kindList(Object.keys(providerForms), 'disjunction')} trigger polls the tracker’s issues and takes its webhooks.`),
     h('div', { class: 'split' }, listArea, editorArea));
 
   newButton.addEventListener('click', () => open('new'));
@@ -161,7 +182,7 @@ class TriggerEditor {
   private readonly connection = h('select', { required: true });
   private readonly connectionNote = h('small', { class: 'meta' });
   private readonly pollInterval = h('input', { type: 'number', min: 15, max: 86400, step: 1, inputmode: 'numeric', class: 'narrow' });
-  private readonly filterInputs: { field: FilterField; input: HTMLInputElement }[] = [];
+  private readonly filterInputs: { field: FilterField; input: HTMLInputElement | HTMLTextAreaElement }[] = [];
   private readonly comment = checkbox('Comment on the issue (one comment per run, kept current)', false);
   private readonly marks = { started: h('input', { type: 'text' }), succeeded: h('input', { type: 'text' }), failed: h('input', { type: 'text' }) };
 
@@ -172,7 +193,8 @@ class TriggerEditor {
     this.provider = providerForms[this.kind];
     this.name.value = trigger?.name ?? draft.name;
     this.enabled.input.checked = trigger?.enabled ?? true;
-    this.secret.value = isNew && !this.provider ? randomSecret() : trigger?.webhookSecret ?? '';
+    const ownSecret = !this.provider || this.provider.tokenInUrl === true;
+    this.secret.value = isNew && ownSecret ? randomSecret() : trigger?.webhookSecret ?? '';
     this.variables = variablesEditor(trigger?.variables);
     this.fillPipelines();
 
@@ -181,7 +203,7 @@ class TriggerEditor {
       remove.addEventListener('click', () => void this.remove(remove));
       this.element = h('div', { class: 'panel editor' },
         h('h2', { class: 'editor-title' }, trigger.name),
-        h('p', {}, `${kindNames[trigger.kind] ?? trigger.kind} triggers are not available in this version of Factory yet. ${editableKinds.map((kind) => kindNames[kind]).join(' and ')} triggers can be edited here.`),
+        h('p', {}, `${kindNames[trigger.kind] ?? trigger.kind} triggers are not available in this version of Factory yet. ${kindList(editableKinds, 'conjunction')} triggers can be edited here.`),
         h('div', { class: 'form-actions' }, remove, this.fields.general),
         this.live);
       this.update();
@@ -196,6 +218,7 @@ class TriggerEditor {
       this.secret.type = visible ? 'text' : 'password';
       show.textContent = visible ? 'Hide' : 'Show';
       show.setAttribute('aria-pressed', String(visible));
+      if (this.provider?.tokenInUrl) this.update(); // the URL shows its token while the secret shows
     });
     regenerate.addEventListener('click', () => {
       this.secret.value = randomSecret();
@@ -242,7 +265,7 @@ class TriggerEditor {
       this.enabled.element,
       this.provider ? this.providerFields(this.provider) : null,
       this.fields.field('webhookSecret', 'Webhook secret',
-        h('div', { class: 'input-row' }, this.secret, show, this.provider ? null : regenerate, clear)),
+        h('div', { class: 'input-row' }, this.secret, show, ownSecret ? regenerate : null, clear)),
       this.secretHint,
       this.provider ? this.writeBackGroup(this.provider) : null,
       this.fields.group('variables', 'Variables', this.variables.element, 'Passed to the pipeline; they override its own variables.'),
@@ -267,11 +290,15 @@ class TriggerEditor {
     this.pollInterval.value = String(this.trigger?.pollIntervalSec ?? 60);
     this.fillConnections();
     const filters = provider.filter.map((field) => {
-      const input = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: field.placeholder });
+      const input = field.multiline
+        ? h('textarea', { rows: 3, spellcheck: 'false', placeholder: field.placeholder })
+        : h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: field.placeholder });
       const value = this.trigger?.filter?.[field.name];
       input.value = Array.isArray(value) ? value.join(', ') : value ?? '';
       this.filterInputs.push({ field, input });
-      return this.fields.field(`filter.${field.name}`, field.label, input, field.hint);
+      const element = this.fields.field(`filter.${field.name}`, field.label, input, field.hint);
+      if (field.multiline) element.classList.add('wide');
+      return element;
     });
     return [
       this.fields.field('connectionId', 'Account', this.connection), this.connectionNote,
@@ -328,7 +355,7 @@ class TriggerEditor {
     this.secretHint.textContent = this.secret.value
       ? this.provider?.secretHint ?? 'Each request must send it as ?token=…, the X-Factory-Token header, or Authorization: Bearer …. Saved when you save.'
       : this.provider
-        ? `No secret: events are not verified, so each one costs a request to ${kindNames[this.kind]} for the issue it names. Set the secret ${kindNames[this.kind]} signs its deliveries with; polling needs none.`
+        ? `No secret: events are not verified, so each one costs a request to ${kindNames[this.kind]} for the issue it names. ${this.provider.tokenInUrl ? 'Regenerate one' : `Set the secret ${kindNames[this.kind]} signs its deliveries with`}; polling needs none.`
         : 'No secret: anyone who can reach the URL can start runs.';
     this.secretHint.classList.toggle('warning', !this.secret.value);
   }
@@ -451,14 +478,17 @@ class TriggerEditor {
         snapshot?.webhookError ? h('p', { class: 'field-error' }, `✕ ${snapshot.webhookError}`) : null);
     }
     const url = `${base.replace(/\/+$/, '')}/hooks/${this.trigger!.id}`;
+    // The saved secret, not the one being typed: the URL works as it is shown.
+    const token = this.provider?.tokenInUrl && this.trigger!.webhookSecret ? `?token=${encodeURIComponent(this.trigger!.webhookSecret)}` : '';
+    const shown = token && this.secret.type === 'password' ? `${url}?token=•••` : url + token;
     const copy = h('button', { type: 'button' }, 'Copy');
     copy.addEventListener('click', async () => {
-      const copied = await copyText(url);
-      this.context.toast(copied ? 'Webhook URL copied' : 'Could not copy: select the URL and copy it by hand', copied ? 'ok' : 'error');
+      const copied = await copyText(url + token);
+      this.context.toast(copied ? 'Webhook URL copied' : `Could not copy: ${token ? 'show the secret, then ' : ''}select the URL and copy it by hand`, copied ? 'ok' : 'error');
     });
     return h('div', { class: 'panel' },
       h('h3', {}, 'Webhook URL'),
-      h('div', { class: 'input-row' }, h('code', { class: 'url', tabindex: '0' }, url), copy),
+      h('div', { class: 'input-row' }, h('code', { class: 'url', tabindex: '0' }, shown), copy),
       h('p', { class: 'meta' }, this.provider?.urlHint ?? 'POST a JSON body with at least a title: {"title": "…", "key": "…", "description": "…"}. The same key never starts two runs.'));
   }
 
