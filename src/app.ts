@@ -28,6 +28,7 @@ import { HarnessService } from './harness/harnesses';
 import { outputFormats } from './harness/parsers';
 import { ConnectionService } from './triggers/connections';
 import { githubProvider } from './triggers/providers/github';
+import { jiraProvider } from './triggers/providers/jira';
 import { linearProvider } from './triggers/providers/linear';
 import { TriggerService, type TriggerServiceOptions } from './triggers/triggers';
 
@@ -110,7 +111,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     secrets,
   });
   for (const problem of problems) console.warn(`Skipped a run: ${problem}`);
-  const providers = { linear: linearProvider, github: githubProvider };
+  const providers = { linear: linearProvider, github: githubProvider, jira: jiraProvider };
   const connections = new ConnectionService(config, providers);
   const triggers = await TriggerService.open({
     store, config, runs, connections, providers, runUrl,

@@ -207,6 +207,8 @@ export interface ConnectionAccount {
   id: string;
   name: string;
   email?: string;
+  /** Which service answered, when it varies: `Jira Cloud`, `Jira Data Center 9.12.1`. */
+  server?: string;
 }
 
 /** A stored account at a tracker or code host. The token never leaves the engine. */

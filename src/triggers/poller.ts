@@ -117,7 +117,9 @@ export class Poller {
     const state = entry.file.state;
     const provider = this.options.providers[trigger.kind]!;
     const startedAt = this.options.now();
-    const { cursor, resetAt } = entry.file;
+    const { resetAt } = entry.file;
+    const fullDue = provider.fullPollEveryMs !== undefined && startedAt - (entry.file.fullPollAt ?? 0) >= provider.fullPollEveryMs;
+    const cursor = fullDue ? undefined : entry.file.cursor;
     try {
       const connection = this.options.connection(trigger.connectionId);
       if (!connection) throw new ProviderError(`The account of this trigger no longer exists: choose another one`);
@@ -135,7 +137,10 @@ export class Poller {
       }
       if (!page.done) return void (await pages.return(undefined));
       if (entry.file.resetAt !== resetAt) return; // reset meanwhile: the next poll is a full one
-      if (cursor === undefined) await admission.leaveUnseen(trigger, yielded, startedAt);
+      if (cursor === undefined) {
+        await admission.leaveUnseen(trigger, yielded, startedAt);
+        entry.file.fullPollAt = startedAt;
+      }
       entry.file.cursor = page.value ?? cursor;
       this.failures.delete(trigger.id);
       delete state.lastError;

@@ -82,6 +82,11 @@ export interface TrackerProvider extends WebhookProvider {
    * without a webhook secret is unverified, so its issue is read from here, not from the body.
    */
   fetchIssue(trigger: TriggerConfig, connection: Connection, key: string): Promise<ObservedIssue | undefined>;
+  /**
+   * How often a poll must be full although a cursor exists: a provider whose incremental polls
+   * cannot see issues leave the filter (Jira's query runs at Jira) finds them by a full poll.
+   */
+  fullPollEveryMs?: number;
   /** Why a provider issue object is outside the trigger's filter; undefined when it matches. */
   filter(trigger: TriggerConfig, raw: Record<string, unknown>, connection: Connection): string | undefined;
   /** Creates or edits the run's comment; finds it by `marker` (the run id) when `commentId` is unknown. Returns its id. */

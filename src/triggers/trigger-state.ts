@@ -43,6 +43,8 @@ interface TriggerFile {
   deliveries: Record<string, number>;
   /** Where the next incremental poll starts (the provider's cursor); absent: a full poll. */
   cursor?: string;
+  /** When the last full poll began. */
+  fullPollAt?: number;
   writeBacks: Record<string, WriteBackRecord>;
 }
 
@@ -75,6 +77,7 @@ function readFile(triggerId: string, raw: unknown): TriggerFile {
   if (Array.isArray(raw.keptKeys)) file.keptKeys = raw.keptKeys.filter((key): key is string => typeof key === 'string');
   if (typeof raw.resetAt === 'number') file.resetAt = raw.resetAt;
   if (typeof raw.cursor === 'string') file.cursor = raw.cursor;
+  if (typeof raw.fullPollAt === 'number') file.fullPollAt = raw.fullPollAt;
   for (const name of ['exits', 'deliveries', 'writeBacks'] as const) if (isPlainObject(raw[name])) file[name] = keyed(raw[name] as object);
   return file;
 }
