@@ -47,7 +47,7 @@ export interface StartOptions {
   /** Shows a native notification (desktop channels); absent in headless mode, where they do nothing. */
   desktopNotify?: DesktopNotify;
   /** Tests shorten the trigger service's waits. */
-  triggerTuning?: Pick<TriggerServiceOptions, 'writeBackRetryDelaysMs' | 'firstPollDelayMs'>;
+  triggerTuning?: Pick<TriggerServiceOptions, 'writeBackRetryDelaysMs' | 'firstPollDelayMs' | 'now'>;
 }
 
 export interface Factory {

@@ -76,7 +76,8 @@ export class FakeJira {
   private readonly lastChangelog = new WeakMap<FakeJiraIssue, Json>();
   private readonly scripted: { when: (call: FakeJiraCall) => boolean; answer: FakeJiraAnswer }[] = [];
   private readonly holds: { when: (call: FakeJiraCall) => boolean; release: Promise<void> }[] = [];
-  private clock = Math.floor(Date.now() / 60_000) * 60_000;
+  /** The time the next change gets (a minute later each change); tests may set it, e.g. to the past for old issues. */
+  clock = Math.floor(Date.now() / 60_000) * 60_000;
   private nextId = { issue: 10001, comment: 10100, changelog: 10200, project: 10000 };
 
   private constructor(private readonly server: Server, readonly url: string, readonly mode: 'cloud' | 'datacenter', readonly deploymentType: string) {
