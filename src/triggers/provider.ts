@@ -140,6 +140,29 @@ export function same(left: string | undefined, right: string): boolean {
   return left !== undefined && left.toLowerCase() === right.toLowerCase();
 }
 
+/** The value of a JSON text, or undefined when it is not JSON (an empty answer, an HTML page). */
+export function jsonValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A webhook body parsed as JSON, or the 400 verdict naming the parse error. */
+export function webhookJson(text: string): { payload: unknown } | { verdict: WebhookVerdict } {
+  try {
+    return { payload: JSON.parse(text) };
+  } catch (error) {
+    return { verdict: { kind: 'invalid', reason: `the body is not JSON: ${(error as Error).message}` } };
+  }
+}
+
+/** The verdict admitting an observed issue, with the delivery id the service sent (cut to 200 characters). */
+export function issueVerdict(observed: ObservedIssue, deliveryId: string | undefined): WebhookVerdict {
+  return { kind: 'issue', ...observed, ...(deliveryId ? { deliveryId: deliveryId.slice(0, 200) } : {}) };
+}
+
 /** True when some of `wanted` is among `names`, ignoring letter case. */
 export function hasAnyOf(names: readonly string[], wanted: readonly string[]): boolean {
   return wanted.some((label) => names.some((name) => same(name, label)));

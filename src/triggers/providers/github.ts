@@ -12,7 +12,7 @@ import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../
 import { ValidationError, quote } from '../../core/errors';
 import { isPlainObject as isRecord } from '../../core/settings';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
-import { ProviderError, hasAnyOf, readHeader, same, text, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
 import { verifyGithubSignature } from '../secrets';
 
 export const defaultGithubApi = 'https://api.github.com';
@@ -52,12 +52,7 @@ async function rest(connection: Connection, method: string, path: string, option
     },
     ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
   });
-  let body: unknown;
-  try {
-    body = answer.text ? JSON.parse(answer.text) : undefined;
-  } catch {
-    body = undefined;
-  }
+  const body = jsonValue(answer.text);
   const { status, headers } = answer;
   if ((status >= 200 && status < 300) || status === 304 || status === 404) return { status, headers, body };
   const said = isRecord(body) && text(body.message) ? text(body.message)! : `HTTP ${status}`;
@@ -157,7 +152,9 @@ export const githubProvider: TrackerProvider = {
   },
 
   async *poll(trigger, connection, cursor) {
-    const previous = cursor ? (JSON.parse(cursor) as { since: string; etag?: string }) : undefined;
+    const stored = cursor ? (jsonValue(cursor) as { since?: unknown; etag?: unknown } | undefined) : undefined;
+    // A cursor that does not read (a damaged file) makes this poll a full one.
+    const previous = typeof stored?.since === 'string' && Number.isFinite(Date.parse(stored.since)) ? { since: stored.since, etag: text(stored.etag) } : undefined;
     const query = previous
       ? `state=all&sort=updated&direction=desc&per_page=${pageSize}&since=${new Date(Date.parse(previous.since) - pollMarginMs).toISOString()}`
       : `state=open&sort=updated&direction=desc&per_page=${pageSize}`;
@@ -195,14 +192,11 @@ export const githubProvider: TrackerProvider = {
   parseWebhook(webhook, trigger, connection): WebhookVerdict {
     const event = readHeader(webhook, 'x-github-event');
     if (!event) return { kind: 'invalid', reason: 'not a GitHub webhook: the X-GitHub-Event header is missing' };
-    let payload: unknown;
-    try {
-      const raw = webhook.body.toString('utf8');
-      // A hook set to application/x-www-form-urlencoded sends the JSON as the `payload` field.
-      payload = JSON.parse(raw.startsWith('payload=') ? new URLSearchParams(raw).get('payload') ?? '' : raw);
-    } catch (error) {
-      return { kind: 'invalid', reason: `the body is not JSON: ${(error as Error).message}` };
-    }
+    const raw = webhook.body.toString('utf8');
+    // A hook set to application/x-www-form-urlencoded sends the JSON as the `payload` field.
+    const parsed = webhookJson(raw.startsWith('payload=') ? new URLSearchParams(raw).get('payload') ?? '' : raw);
+    if ('verdict' in parsed) return parsed.verdict;
+    const { payload } = parsed;
     if (!isRecord(payload)) return { kind: 'invalid', reason: 'not a GitHub webhook: the body is not an object' };
     if (event === 'ping') return { kind: 'answer', status: 200, body: { ok: true }, reason: `ping: GitHub set up the webhook (hook ${String(payload.hook_id ?? '?')})` };
     const repository = isRecord(payload.repository) ? text(payload.repository.full_name) : undefined;
@@ -215,8 +209,7 @@ export const githubProvider: TrackerProvider = {
     if (!connection) return { kind: 'ignored', reason: 'ignored: the trigger has no account' };
     const observed = observe(trigger, payload.issue, connection);
     if (!observed) return { kind: 'invalid', reason: 'not a GitHub issue: it needs a number and a title' };
-    const deliveryId = readHeader(webhook, 'x-github-delivery');
-    return { kind: 'issue', ...observed, ...(deliveryId ? { deliveryId: deliveryId.slice(0, 200) } : {}) };
+    return issueVerdict(observed, readHeader(webhook, 'x-github-delivery'));
   },
 
   async upsertComment(target, body, marker, commentId) {

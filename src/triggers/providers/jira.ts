@@ -14,7 +14,7 @@ import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../
 import { ValidationError, quote } from '../../core/errors';
 import { isPlainObject as isRecord } from '../../core/settings';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
-import { ProviderError, hasAnyOf, readHeader, same, text, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
 import { constantTimeEqual, presentedToken, verifyGithubSignature } from '../secrets';
 
 const pageSize = 100;
@@ -45,12 +45,7 @@ async function rest(connection: Connection, method: string, url: string, body?: 
     headers: { Authorization: authorization, Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  let parsed: unknown;
-  try {
-    parsed = answer.text ? JSON.parse(answer.text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = jsonValue(answer.text);
   const { status, headers } = answer;
   if ((status >= 200 && status < 300) || status === 404) return { status, body: parsed };
   // Jira's errors: {"errorMessages": [...], "errors": {field: message}}; 401s may be HTML or text.
@@ -262,7 +257,8 @@ export const jiraProvider: TrackerProvider = {
   async *poll(trigger, connection, cursor) {
     const startedAt = Date.now();
     const query = withoutOrder(trigger.filter?.query ?? '');
-    const since = cursor ? Number(JSON.parse(cursor).at) : undefined;
+    const at = cursor ? Number((jsonValue(cursor) as { at?: unknown } | undefined)?.at) : NaN;
+    const since = Number.isFinite(at) ? at : undefined;
     const minutes = since === undefined ? undefined : Math.ceil((startedAt - since) / 60_000) + pollMarginMinutes;
     const jql = minutes === undefined ? `${query} ORDER BY created DESC` : `(${query}) AND updated >= "-${minutes}m" ORDER BY updated DESC`;
     for await (const issues of search(connection, jql)) {
@@ -287,12 +283,9 @@ export const jiraProvider: TrackerProvider = {
   },
 
   parseWebhook(webhook, trigger, connection): WebhookVerdict {
-    let payload: unknown;
-    try {
-      payload = JSON.parse(webhook.body.toString('utf8'));
-    } catch (error) {
-      return { kind: 'invalid', reason: `the body is not JSON: ${(error as Error).message}` };
-    }
+    const parsed = webhookJson(webhook.body.toString('utf8'));
+    if ('verdict' in parsed) return parsed.verdict;
+    const { payload } = parsed;
     if (!isRecord(payload) || typeof payload.webhookEvent !== 'string') return { kind: 'invalid', reason: 'not a Jira webhook: it needs webhookEvent' };
     if (!handledEvents.includes(payload.webhookEvent)) return { kind: 'ignored', reason: `ignored: ${payload.webhookEvent}` };
     if (!connection) return { kind: 'ignored', reason: 'ignored: the trigger has no account' };
@@ -307,8 +300,7 @@ export const jiraProvider: TrackerProvider = {
       const removed = before.filter((label) => !(observed.issue.labels ?? []).some((now) => same(now, label)) && (trigger.filter?.labels ?? []).some((wanted) => same(wanted, label)));
       if (removed.length) observed.outside = `ignored: the label ${removed.join(', ')} was removed`;
     }
-    const deliveryId = readHeader(webhook, 'x-atlassian-webhook-identifier');
-    return { kind: 'issue', ...observed, ...(deliveryId ? { deliveryId: deliveryId.slice(0, 200) } : {}) };
+    return issueVerdict(observed, readHeader(webhook, 'x-atlassian-webhook-identifier'));
   },
 
   async upsertComment(target, body, marker, commentId) {

@@ -13,7 +13,7 @@ import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../
 import { ValidationError, quote } from '../../core/errors';
 import { isPlainObject as isRecord } from '../../core/settings';
 import { httpRequest, redactUrl, retryAfterMs, scrub } from '../../net/http';
-import { ProviderError, hasAnyOf, readHeader, same, text, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
+import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
 import { verifyHmacSha256Hex } from '../secrets';
 
 export const defaultLinearApi = 'https://api.linear.app';
@@ -43,12 +43,7 @@ async function graphql(connection: Connection, query: string, variables: Json = 
     headers: { 'Content-Type': 'application/json', Authorization: token.startsWith('lin_api_') ? token : `Bearer ${token.replace(/^Bearer\s+/i, '')}` },
     body: JSON.stringify({ query, variables }),
   });
-  let body: unknown;
-  try {
-    body = JSON.parse(answer.text);
-  } catch {
-    body = undefined;
-  }
+  const body = jsonValue(answer.text);
   const errors = isRecord(body) && Array.isArray(body.errors) ? body.errors.filter(isRecord) : [];
   const extensions = isRecord(errors[0]?.extensions) ? errors[0].extensions : {};
   const said = scrub(String(extensions.userPresentableMessage ?? errors[0]?.message ?? ''), [token]);
@@ -222,12 +217,9 @@ export const linearProvider: TrackerProvider = {
   },
 
   parseWebhook(webhook, trigger, connection): WebhookVerdict {
-    let payload: unknown;
-    try {
-      payload = JSON.parse(webhook.body.toString('utf8'));
-    } catch (error) {
-      return { kind: 'invalid', reason: `the body is not JSON: ${(error as Error).message}` };
-    }
+    const parsed = webhookJson(webhook.body.toString('utf8'));
+    if ('verdict' in parsed) return parsed.verdict;
+    const { payload } = parsed;
     if (!isRecord(payload) || typeof payload.type !== 'string' || typeof payload.action !== 'string' || !isRecord(payload.data)) {
       return { kind: 'invalid', reason: 'not a Linear webhook: it needs type, action and data' };
     }
@@ -241,8 +233,7 @@ export const linearProvider: TrackerProvider = {
     if (!connection) return { kind: 'ignored', reason: 'ignored: the trigger has no account' };
     const observed = observe(trigger, payload.data, connection);
     if (!observed) return { kind: 'invalid', reason: 'not a Linear issue: data needs an identifier and a title' };
-    const deliveryId = readHeader(webhook, 'linear-delivery');
-    return { kind: 'issue', ...observed, ...(deliveryId ? { deliveryId: deliveryId.slice(0, 200) } : {}) };
+    return issueVerdict(observed, readHeader(webhook, 'linear-delivery'));
   },
 
   async upsertComment(target, body, marker, commentId) {
