@@ -47,7 +47,7 @@ const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
     filter: [
       { name: 'team', label: 'Team key', hint: 'The prefix of the team’s issue keys.', placeholder: 'ENG' },
       { name: 'states', label: 'States', list: true, placeholder: 'unstarted, started',
-        hint: 'Comma-separated state types (triage, backlog, unstarted, started, completed, canceled) or state names. Empty: every state except completed and canceled.' },
+        hint: 'Comma-separated state types (triage, backlog, unstarted, started, completed, canceled) or state names. Empty: every state except completed, canceled and duplicate.' },
       labelsFilter,
       { name: 'assignee', label: 'Assignee', hint: '“me”, an email, “none” (unassigned), or empty for anyone.', placeholder: 'me' },
     ],
