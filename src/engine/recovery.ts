@@ -2,8 +2,8 @@
 // are finished as `failed` with the error `interrupted` (retryable); queued and waiting runs are
 // left as they are. A step's process group that outlived the crash is stopped first.
 
-import { readFile } from 'node:fs/promises';
 import type { Run } from '../core/api';
+import { environmentHolds } from './process-marker';
 
 /**
  * Fails the runs that were running (in place), saves them, and returns them. Leftover process
@@ -27,8 +27,7 @@ export async function recoverRuns(runs: Run[], now: number, save: (run: Run) => 
 
 async function stopLeftoverProcessGroup(processGroup: number, runId: string): Promise<void> {
   if (!Number.isInteger(processGroup) || processGroup <= 1) return;
-  const environment = await readFile(`/proc/${processGroup}/environ`, 'latin1').catch(() => undefined);
-  if (!environment?.split('\0').includes(`FACTORY_RUN_ID=${runId}`)) return;
+  if (!(await environmentHolds(processGroup, `FACTORY_RUN_ID=${runId}`))) return;
   try {
     process.kill(-processGroup, 'SIGKILL');
   } catch {

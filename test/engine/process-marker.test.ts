@@ -1,0 +1,81 @@
+// Finding processes by the marker in their environment, against a folder laid out like /proc, and
+// against the real /proc with a real process.
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createProcessMarker, environmentHolds, findMarkedProcesses, readProcessGroup } from '../../src/engine/process-marker';
+import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
+
+const markers = suite<{ proc: string }>('process marker');
+
+markers.before.each((context) => {
+  context.proc = makeTempDir('factory-proc');
+});
+
+markers.after.each((context) => {
+  removeTempDir(context.proc);
+});
+
+/** A fake /proc/<pid> with the given environment strings (NUL-separated, as the kernel shows them). */
+function fakeProcess(proc: string, pid: number | string, environment?: string[], stat?: string): void {
+  const folder = join(proc, String(pid));
+  mkdirSync(folder);
+  if (environment) writeFileSync(join(folder, 'environ'), environment.map((entry) => `${entry}\0`).join(''));
+  if (stat) writeFileSync(join(folder, 'stat'), stat);
+}
+
+markers('a marker is the variable and 32 random hex digits, new each time', () => {
+  const first = createProcessMarker();
+  const second = createProcessMarker();
+  assert.is(first.name, 'FACTORY_PROCESS_MARKER');
+  assert.match(first.value, /^[0-9a-f]{32}$/);
+  assert.is(first.entry, `FACTORY_PROCESS_MARKER=${first.value}`);
+  assert.is.not(first.value, second.value);
+});
+
+markers('finds the processes whose environment holds the whole entry, and no others', async ({ proc }) => {
+  const entry = 'FACTORY_PROCESS_MARKER=abc123';
+  fakeProcess(proc, 100, [entry, 'PATH=/bin']);
+  fakeProcess(proc, 101, ['PATH=/bin', entry, 'HOME=/root']);
+  fakeProcess(proc, 102, ['PATH=/bin', entry]);
+  fakeProcess(proc, 200, ['PATH=/bin', `${entry}def`], 'a longer value');
+  fakeProcess(proc, 201, [`OTHER_${entry}`]);
+  fakeProcess(proc, 202, [`X=${entry}`]);
+  fakeProcess(proc, 203, []);
+  fakeProcess(proc, 204); // unreadable: no environ (a process of another user, or gone)
+  fakeProcess(proc, 1, [entry]); // init is never a step's process
+  fakeProcess(proc, process.pid, [entry]); // nor are we
+  fakeProcess(proc, 'self', [entry]);
+  mkdirSync(join(proc, 'sys'));
+  assert.equal(await findMarkedProcesses(entry, proc), [100, 101, 102]);
+  assert.is(await environmentHolds(101, entry, proc), true);
+  assert.is(await environmentHolds(200, entry, proc), false);
+  assert.is(await environmentHolds(204, entry, proc), false);
+});
+
+markers('finds nothing, without failing, where there is no /proc', async ({ proc }) => {
+  assert.equal(await findMarkedProcesses('FACTORY_PROCESS_MARKER=abc', join(proc, 'missing')), []);
+});
+
+markers('reads the process group after a command name holding ") "', async ({ proc }) => {
+  fakeProcess(proc, 300, [], '300 (my) odd (name) S 1 4242 4242 0 -1 4194560 0 0 0 0\n');
+  assert.is(await readProcessGroup(300, proc), 4242);
+  assert.is(await readProcessGroup(301, proc), undefined);
+});
+
+markers('finds a real process by its marker in /proc', async () => {
+  if (process.platform !== 'linux') return;
+  const marker = createProcessMarker();
+  const child = spawn('sleep', ['30'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', [marker.name]: marker.value }, stdio: 'ignore' });
+  try {
+    await waitFor(async () => (await findMarkedProcesses(marker.entry)).includes(child.pid!), 2000, 'the marked sleep to be found');
+    assert.equal(await findMarkedProcesses(marker.entry), [child.pid!]);
+    assert.is(await readProcessGroup(child.pid!), await readProcessGroup(process.pid));
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
+markers.run();
