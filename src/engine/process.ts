@@ -4,12 +4,14 @@
 // starts in the background is stopped with it. A step ends when its main process ends; what it left
 // running is stopped (SIGTERM to the group, SIGKILL after the grace period). Cancel and timeout do
 // the same while the main process still runs. Processes that left the group on purpose (`setsid`,
-// daemons) are out of reach: their hold on our pipes is cut, they are not killed.
+// daemons) are found by the marker each call puts in the child's environment (process-marker.ts,
+// Linux only) and stopped the same way; their hold on our pipes is cut in any case.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { errorMessage, quote } from '../core/errors';
 import { LineSplitter, OutputTail } from './lines';
+import { createProcessMarker, findMarkedProcesses, readProcessGroup } from './process-marker';
 
 const DEFAULT_KILL_GRACE_MS = 5000;
 const DEFAULT_OUTPUT_LIMIT = 1_048_576;
@@ -29,7 +31,10 @@ export interface RunProcessOptions {
   command: string;
   args: readonly string[];
   cwd: string;
-  /** The complete environment: nothing of this process's environment is added. */
+  /**
+   * The complete environment: nothing of this process's environment is added, except the marker
+   * FACTORY_PROCESS_MARKER (random, new for each call) that finds the processes that left the group.
+   */
   env: Record<string, string>;
   /** Written to the child's stdin, which is then closed; without it stdin is /dev/null. */
   stdin?: string;
@@ -73,7 +78,10 @@ export interface ProcessResult {
  * command, a negative timeout, grace period, output limit, or a maxLineLength below 2).
  *
  * When the result arrives, every process of the group has been sent SIGTERM; if any of them (a
- * zombie included) still exists after `killGraceMs`, SIGKILL follows, even after resolving.
+ * zombie included) still exists after `killGraceMs`, SIGKILL follows, even after resolving. On
+ * Linux, so has every process whose environment still carries this call's marker, wherever it
+ * went (`setsid`, a double fork); the processes carrying it once the group is gone or killed are
+ * sent SIGTERM too, and those still carrying it `killGraceMs` after a SIGTERM get SIGKILL.
  */
 export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   checkOptions(options);
@@ -125,6 +133,10 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
   let timeoutTimer: NodeJS.Timeout | undefined;
   let drainTimer: NodeJS.Timeout | undefined;
   let child: ChildProcess | undefined;
+  const marker = createProcessMarker();
+  const escaped = new EscapedProcesses(marker.entry, killGraceMs);
+  /** Sweeps for escaped processes under way that the result waits for. */
+  let sweeping = 0;
 
   const finish = (spawnError?: string): void => {
     if (settled) return;
@@ -146,7 +158,7 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
   };
 
   const maybeFinish = (): void => {
-    if (leaderExited && openPipes === 0) finish();
+    if (leaderExited && openPipes === 0 && sweeping === 0) finish();
   };
 
   /** Signals the group, and the leader directly in case it moved to another group. */
@@ -162,24 +174,38 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
    * SIGTERM now; SIGKILL after the grace period unless the group is gone by then (checked every
    * GROUP_CHECK_MS once the leader exited). These timers outlive the result when a leftover process
    * is still there. Once nothing is left to signal, the pipes get PIPE_DRAIN_MS to close.
+   * The escaped processes are sent SIGTERM right after the group (the result waits for that), and
+   * again once the group is handled, for any that left it while it was stopping.
    */
   const stopGroup = (): void => {
     if (stopping) return;
     stopping = true;
     const pid = child?.pid;
-    if (pid === undefined || !signalAll('SIGTERM')) {
+    if (pid === undefined) {
+      startDrain();
+      return;
+    }
+    const groupSignalled = signalAll('SIGTERM');
+    sweeping += 1;
+    void escaped.terminate(pid).then(() => {
+      sweeping -= 1;
+      maybeFinish();
+    });
+    if (!groupSignalled) {
       startDrain();
       return;
     }
     const killTimer = setTimeout(() => {
       clearInterval(groupCheck);
       signalAll('SIGKILL');
+      void escaped.terminate(pid);
       startDrain();
     }, killGraceMs);
     const groupCheck = setInterval(() => {
       if (!leaderExited || isProcessGroupAlive(pid)) return;
       clearTimeout(killTimer);
       clearInterval(groupCheck);
+      void escaped.terminate(pid);
       startDrain();
     }, GROUP_CHECK_MS);
   };
@@ -212,7 +238,7 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
   try {
     spawned = spawn(options.command, [...options.args], {
       cwd: options.cwd,
-      env: options.env,
+      env: { ...options.env, [marker.name]: marker.value },
       detached: true,
       stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       windowsHide: true,
@@ -276,6 +302,71 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
       }
     };
     timeoutTimer = setTimeout(checkDeadline, Math.min(timeoutMs, LONGEST_TIMER_MS));
+  }
+}
+
+/**
+ * The processes that carry one call's marker (see process-marker.ts), stopped like its group:
+ * SIGTERM, then, `graceMs` after, SIGKILL to every process that still carries the marker, unless
+ * all those sent SIGTERM are gone before (checked every GROUP_CHECK_MS). The SIGKILL looks again
+ * rather than trusting the pids it has: a pid may have been reused, a process may have forked.
+ */
+class EscapedProcesses {
+  private readonly terminated = new Set<number>();
+  private killTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly entry: string, private readonly graceMs: number) {}
+
+  /**
+   * Sends SIGTERM to each marked process not sent one yet, except the members of `group`, which
+   * their group's SIGTERM reached already (a second one means "hurry" to some programs). Resolves
+   * once sent; never rejects.
+   */
+  async terminate(group: number): Promise<void> {
+    const fresh: number[] = [];
+    for (const pid of await findMarkedProcesses(this.entry)) {
+      if (this.terminated.has(pid) || (await readProcessGroup(pid)) === group) continue;
+      this.terminated.add(pid);
+      fresh.push(pid);
+      signalProcess(pid, 'SIGTERM');
+    }
+    if (fresh.length > 0 && this.killTimer === undefined) this.scheduleKill();
+  }
+
+  private scheduleKill(): void {
+    const check = setInterval(() => {
+      if ([...this.terminated].some(isProcessAlive)) return;
+      clearInterval(check);
+      clearTimeout(this.killTimer);
+      this.killTimer = undefined;
+    }, GROUP_CHECK_MS);
+    this.killTimer = setTimeout(() => {
+      clearInterval(check);
+      this.killTimer = undefined;
+      void findMarkedProcesses(this.entry).then((pids) => {
+        for (const pid of pids) signalProcess(pid, 'SIGKILL');
+      });
+    }, this.graceMs);
+  }
+}
+
+/** Sends `signal` to process `pid`; false when that failed (it is gone, or not ours). Never throws. */
+function signalProcess(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True while process `pid` exists (a zombie counts). */
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 

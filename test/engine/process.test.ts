@@ -1,5 +1,6 @@
 // runProcess with real processes: exit codes, lines, process groups, kills, limits and spawn errors.
-import { chmodSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -189,6 +190,112 @@ processes('a process that left the group does not keep the run open by holding i
   assert.ok(result.durationMs < 10_000, `did not wait for the escaped sleep (${result.durationMs} ms)`);
 });
 
+// Escaped processes: a step's process that leaves the group (setsid, nohup after setsid, a double
+// fork into a new session) still carries the step's marker in its environment, and is stopped too.
+
+/** Ways to start `sleep 600` in a session of its own, as a step might; each writes its pid to `escaped.pid`. */
+const escapeScripts: Record<string, string> = {
+  'setsid … &': `setsid sh -c 'echo $$ > escaped.pid; exec sleep 600 >/dev/null 2>&1' &`,
+  'setsid nohup … &': `setsid sh -c 'echo $$ > escaped.pid; exec nohup sleep 600 >/dev/null 2>&1' &`,
+  'a double fork into a new session': `( setsid sh -c '(sleep 600 >/dev/null 2>&1 & echo $! > escaped.pid)' & )`,
+  'setsid … & holding stdout': `setsid sh -c 'echo $$ > escaped.pid; exec sleep 600' &`,
+};
+
+/** A script that starts an escaped process, prints its pid once written, says `started`, then runs `then`. */
+function escapeThen(escape: string, then: string): string {
+  const waitForPid = 'tries=0; while [ ! -s escaped.pid ] && [ $tries -lt 250 ]; do sleep 0.02; tries=$((tries + 1)); done';
+  return `${escape}\n${waitForPid}\necho "pid $(cat escaped.pid)"\necho started\n${then}`;
+}
+
+for (const [name, escape] of Object.entries(escapeScripts)) {
+  processes(`a process that escaped the group (${name}) is stopped when the step ends`, async (context) => {
+    const { result, out } = await runShell(context, escapeThen(escape, 'exit 0'), { killGraceMs: 300 });
+    assert.is(result.exitCode, 0);
+    const pids = pidsPrinted(out);
+    assert.is(pids.length, 1, out.join('\n'));
+    await assertAllGone(pids);
+  });
+}
+
+processes('a process that escaped the group is stopped on cancel', async (context) => {
+  const controller = new AbortController();
+  const { result, out } = await runShell(context, escapeThen(escapeScripts['setsid … &'], 'sleep 300'), {
+    signal: controller.signal,
+    killGraceMs: 300,
+    onLine: (line) => {
+      if (line === 'started') controller.abort();
+    },
+  });
+  assert.is(result.cancelled, true);
+  const pids = pidsPrinted(out);
+  assert.is(pids.length, 1);
+  await assertAllGone(pids);
+});
+
+processes('a process that escaped the group is stopped on timeout', async (context) => {
+  const { result, out } = await runShell(context, escapeThen(escapeScripts['setsid nohup … &'], 'sleep 300'), { timeoutMs: 600, killGraceMs: 300 });
+  assert.is(result.timedOut, true);
+  const pids = pidsPrinted(out);
+  assert.is(pids.length, 1);
+  await assertAllGone(pids);
+});
+
+processes('an escaped process that ignores SIGTERM is killed with SIGKILL after the grace period', async (context) => {
+  const escape = `setsid sh -c 'trap "" TERM; echo $$ > escaped.pid; exec sleep 600 >/dev/null 2>&1' &`;
+  const { result, out } = await runShell(context, escapeThen(escape, 'exit 0'), { killGraceMs: 300 });
+  assert.is(result.exitCode, 0);
+  const pids = pidsPrinted(out);
+  assert.is(pids.length, 1);
+  assert.ok(isRunning(pids[0]!), 'it survives SIGTERM');
+  await assertAllGone(pids, 3000);
+});
+
+processes('a process of the group gets one SIGTERM on cancel, not a second one from the marker', async (context) => {
+  // Some programs take a second SIGTERM as "stop now, skip the cleanup".
+  const controller = new AbortController();
+  const script = "trap 'echo term' TERM; echo \"pid $$\"; echo started; while :; do sleep 0.05; done";
+  const { result, out } = await runShell(context, script, {
+    signal: controller.signal,
+    killGraceMs: 600,
+    onLine: (line) => {
+      if (line === 'started') controller.abort();
+    },
+  });
+  assert.is(result.signal, 'SIGKILL');
+  assert.equal(out.filter((line) => line === 'term'), ['term']);
+});
+
+processes('processes without the step\'s marker are left alone: an unrelated one, and another step\'s', async (context) => {
+  // Same user, no marker, in a session of its own: what a step's escaped process looks like, minus the marker.
+  const unrelated = spawn('sleep', ['600'], { detached: true, stdio: 'ignore', env: { PATH } });
+  context.pids.push(unrelated.pid!);
+  unrelated.unref();
+  // Another step, still running, whose own escaped process carries its own marker.
+  const otherController = new AbortController();
+  const otherFolder = join(context.dir, 'other');
+  mkdirSync(otherFolder);
+  const otherStarted = new Promise<void>((resolve) => {
+    void runShell(context, escapeThen(escapeScripts['setsid … &'], 'sleep 300'), {
+      cwd: otherFolder,
+      signal: otherController.signal,
+      onLine: (line) => {
+        if (line === 'started') resolve();
+      },
+    });
+  });
+  await otherStarted;
+  const otherPid = context.pids.at(-1)!;
+  try {
+    const { out } = await runShell(context, escapeThen(escapeScripts['setsid … &'], 'exit 0'), { killGraceMs: 300 });
+    await assertAllGone(pidsPrinted(out));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.ok(isRunning(unrelated.pid!), 'the unrelated process still runs');
+    assert.ok(isRunning(otherPid), "the other step's escaped process still runs");
+  } finally {
+    otherController.abort();
+  }
+});
+
 processes('binary output becomes valid text lines without control characters', async (context) => {
   const { result, out } = await runShell(context, 'head -c 200000 /dev/urandom');
   assert.is(result.exitCode, 0);
@@ -254,16 +361,30 @@ processes('a missing working folder resolves with an error that names the folder
   assert.match(result.spawnError ?? '', /working folder not found: `.*gone`/);
 });
 
-processes('the child sees exactly the environment it was given', async (context) => {
+processes('the child sees exactly the environment it was given, plus a marker of its own', async (context) => {
   process.env.FACTORY_TEST_SECRET = 'must-not-leak';
   try {
     const lines: string[] = [];
     const env = { PATH, FACTORY_ONLY: 'yes', WITH_SPACE: 'a b' };
     await runProcess({ command: '/usr/bin/env', args: [], cwd: context.dir, env, onLine: (line) => lines.push(line) });
-    assert.equal(lines.sort(), ['FACTORY_ONLY=yes', `PATH=${PATH}`, 'WITH_SPACE=a b']);
+    const markers = lines.filter((line) => line.startsWith('FACTORY_PROCESS_MARKER='));
+    assert.equal(lines.filter((line) => !markers.includes(line)).sort(), ['FACTORY_ONLY=yes', `PATH=${PATH}`, 'WITH_SPACE=a b']);
+    assert.is(markers.length, 1);
+    assert.match(markers[0]!, /^FACTORY_PROCESS_MARKER=[0-9a-f]{32}$/);
   } finally {
     delete process.env.FACTORY_TEST_SECRET;
   }
+});
+
+processes('each call gets a new marker, which the caller cannot set', async (context) => {
+  const env = { PATH, FACTORY_PROCESS_MARKER: 'chosen-by-the-caller' };
+  const markers = new Set<string>();
+  for (let call = 0; call < 3; call++) {
+    const { out } = await runShell(context, 'echo "$FACTORY_PROCESS_MARKER"', { env });
+    markers.add(out.join());
+  }
+  assert.is(markers.size, 3);
+  assert.not.ok(markers.has('chosen-by-the-caller'));
 });
 
 processes('runs in the given working folder', async (context) => {
