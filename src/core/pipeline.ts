@@ -8,7 +8,7 @@ import type { Pipeline, PipelineExport, PipelineInput, PipelineTemplateId, Step,
 import { ValidationError, errorMessage, quote } from './errors';
 import type { ValidationIssue } from './errors';
 import { isId, newId } from './ids';
-import { isKnownPlaceholderRoot, listPlaceholders, placeholdersInSingleQuotes } from './template';
+import { isKnownPlaceholderRoot, listPlaceholders, shellCommandProblems } from './template';
 
 /** What validation checks references against: the ids that exist where the pipeline is saved. */
 export interface PipelineContext {
@@ -264,6 +264,11 @@ function readStep(raw: unknown, index: number, reading: StepReading, issues: Iss
   if (kind === 'shell') {
     const command = readText(raw, 'command', `${path}.command`, { max: maxTextLength, trim: false, required: 'a shell step needs a command' }, issues);
     templated(command, `${path}.command`);
+    if (command !== undefined) {
+      for (const problem of shellCommandProblems(command)) {
+        if (problem.severity === 'error') issues.push({ field: `${path}.command`, message: problem.message });
+      }
+    }
     const env = readTextMap(raw, 'env', `${path}.env`, 'an environment variable', issues);
     for (const [envName, value] of Object.entries(env)) templated(value, `${path}.env.${envName}`);
     step = { ...base, kind, command: command ?? '' };
@@ -402,17 +407,9 @@ function assemblePipeline(id: string, projectId: string, body: PipelineBody, cre
   };
 }
 
-/**
- * Validates untrusted input (any JSON value) and returns a clean Pipeline: only known fields, names
- * and ids trimmed, blank optional texts dropped, fresh objects throughout (the input is not kept).
- * An empty or missing `id` creates: a new `pl_` id and `createdAt = now`. A given id keeps the
- * input's `createdAt` when it is a valid time (the caller should put back the stored one);
- * `updatedAt` is always `now`. Approval steps lose `retries`, `timeoutSec` and `continueOnError`.
- * Throws ValidationError listing every issue, with fields such as `steps.deploy.command` or
- * `steps.#2.id` (1-based, for a step without a usable id).
- */
-export function validatePipeline(input: unknown, context: PipelineContext, now: number): Pipeline {
-  if (!isRecord(input)) throw new ValidationError([{ field: '', message: `a pipeline must be an object, not ${shown(input)}` }]);
+/** Reads untrusted input: the pipeline when it is valid, and what was readable of it either way. */
+function readPipeline(input: unknown, context: PipelineContext, now: number): { pipeline?: Pipeline; body?: PipelineBody; issues: Issues } {
+  if (!isRecord(input)) return { issues: [{ field: '', message: `a pipeline must be an object, not ${shown(input)}` }] };
   const issues: Issues = [];
 
   const rawId = own(input, 'id');
@@ -427,11 +424,36 @@ export function validatePipeline(input: unknown, context: PipelineContext, now: 
     issues.push({ field: 'projectId', message: `${quote(projectId)} is not a known project` });
   }
   const body = readPipelineBody(input, context.harnessIds, issues);
-  if (issues.length > 0) throw new ValidationError(issues);
+  if (issues.length > 0) return { body, issues };
 
   const givenCreatedAt = own(input, 'createdAt');
   const createdAt = id !== undefined && typeof givenCreatedAt === 'number' && Number.isFinite(givenCreatedAt) && givenCreatedAt >= 0 ? givenCreatedAt : now;
-  return assemblePipeline(id ?? newId('pl'), projectId ?? '', body, createdAt, now);
+  return { pipeline: assemblePipeline(id ?? newId('pl'), projectId ?? '', body, createdAt, now), body, issues };
+}
+
+/**
+ * Validates untrusted input (any JSON value) and returns a clean Pipeline: only known fields, names
+ * and ids trimmed, blank optional texts dropped, fresh objects throughout (the input is not kept).
+ * An empty or missing `id` creates: a new `pl_` id and `createdAt = now`. A given id keeps the
+ * input's `createdAt` when it is a valid time (the caller should put back the stored one);
+ * `updatedAt` is always `now`. Approval steps lose `retries`, `timeoutSec` and `continueOnError`.
+ * Throws ValidationError listing every issue, with fields such as `steps.deploy.command` or
+ * `steps.#2.id` (1-based, for a step without a usable id). A shell command with a placeholder
+ * where the shell runs text as code is refused (`shellCommandProblems`).
+ */
+export function validatePipeline(input: unknown, context: PipelineContext, now: number): Pipeline {
+  const { pipeline, issues } = readPipeline(input, context, now);
+  if (!pipeline) throw new ValidationError(issues);
+  return pipeline;
+}
+
+/**
+ * What `validatePipeline` would refuse (`problems`) and what `pipelineWarnings` says about the
+ * steps that are valid (`warnings`), without throwing: for an editor checking a draft.
+ */
+export function checkPipeline(input: unknown, context: PipelineContext, now: number): { problems: ValidationIssue[]; warnings: ValidationIssue[] } {
+  const { body, issues } = readPipeline(input, context, now);
+  return { problems: issues, warnings: body ? pipelineWarnings(body) : [] };
 }
 
 // ───────────────────────────── Warnings ─────────────────────────────
@@ -450,20 +472,17 @@ function templatedFields(step: Step): [field: string, text: string][] {
 
 /**
  * Problems that do not block saving, for the editor to show beside the field: a placeholder of a
- * shell command inside single quotes, a quoted here-document or `$(( ))` (see
- * `placeholdersInSingleQuotes`: it looks unexpanded, is left unexpanded, or is evaluated), and `{{vars.<name>}}` with no
- * default in the pipeline's variables (it is empty unless the run sets it). Expects a valid pipeline.
+ * shell command that another command parses as code again (`sh -c`, `eval`, a pipe into `sh`, …),
+ * that stands in single quotes, or in a quoted here-document (see `shellCommandProblems`), and
+ * `{{vars.<name>}}` with no default in the pipeline's variables (it is empty unless the run sets
+ * it). Reads only the steps and variables, so it works on the valid part of a pipeline too.
  */
-export function pipelineWarnings(pipeline: Pipeline): ValidationIssue[] {
+export function pipelineWarnings(pipeline: Pick<Pipeline, 'steps' | 'variables'>): ValidationIssue[] {
   const warnings: ValidationIssue[] = [];
   for (const step of pipeline.steps) {
     if (step.kind === 'shell') {
-      for (const path of placeholdersInSingleQuotes(step.command)) {
-        const written = `{{${path}}}`;
-        warnings.push({
-          field: `steps.${step.id}.command`,
-          message: `${quote(written)} stands inside single quotes, a quoted here-document or $(( )), where the shell treats it specially; put it in double quotes instead: "${written}"`,
-        });
+      for (const problem of shellCommandProblems(step.command)) {
+        if (problem.severity === 'warning') warnings.push({ field: `steps.${step.id}.command`, message: problem.message });
       }
     }
     for (const [field, text] of templatedFields(step)) {

@@ -7,14 +7,18 @@
 //   stands, so the shell expands it as one word of data and never parses it. The rule GitHub
 //   documents for `${{ }}` in Actions, applied for the user.
 //
-// Why the shell rewrite is safe even where the scanner misjudges unusual syntax (`case` patterns
-// inside `$( )`, quotes inside `${x#...}`): a value only ever reaches the shell through parameter
-// expansion, and the result of an expansion is not parsed again. A wrong guess about the quoting can
-// at worst split or glob the value, or show it literally; it cannot run it. The exception is
-// arithmetic (`$(( ))`), where bash evaluates the value as an expression, and `$(…)` inside an
-// array subscript in it runs; `placeholdersInSingleQuotes` reports those.
+// Why the shell rewrite is safe even where the scanner misjudges unusual syntax (quotes inside
+// `${x#...}`): a value only ever reaches the shell through parameter expansion, and the result of
+// an expansion is not parsed again. A wrong guess about the quoting can at worst split or glob the
+// value, or show it literally; it cannot run it. The exceptions are the places where bash
+// evaluates the text of an expansion as code (arithmetic, array subscripts, variable names: a
+// value `a[$(rm -rf ~)]` runs there) and commands that parse it again (`bash -c`, `eval`).
+// `shellCommandProblems` refuses the first (saving fails) and warns about the second; rendering
+// refuses the first too, for pipelines saved before the check.
 
 import type { Issue } from './api';
+import { ValidationError } from './errors';
+import { scanShellCommand, type CodePlace, type Quoting, type ShellPlaceholder } from './shell-scan';
 
 /** One `{{ path }}` in a template: the trimmed path and where the placeholder stands. */
 export interface Placeholder {
@@ -220,250 +224,6 @@ export function stepEnvironment(context: TemplateContext): Record<string, string
 
 // ───────────────────────────── Shell commands ─────────────────────────────
 
-/**
- * How the shell treats the spot where a placeholder stands:
- * unquoted; in double quotes (or `${x:-…}` inside them); in single quotes; in `$'…'`; in the body of
- * an unquoted here-document; in a quoted here-document (nothing expands); in arithmetic `$(( ))`.
- */
-type Quoting = 'unquoted' | 'double' | 'single' | 'ansi' | 'heredoc' | 'quotedHeredoc' | 'arithmetic';
-
-/** A placeholder and its quoting; `before` is an active `\` or `$` right before it in the command. */
-interface ShellPlaceholder extends Placeholder {
-  quoting: Quoting;
-  before: 'backslash' | 'dollar' | null;
-}
-
-type Frame =
-  | { kind: 'code'; closer: ')' | '`' | null; depth: number }
-  | { kind: 'double' }
-  | { kind: 'single' }
-  | { kind: 'ansi' }
-  | { kind: 'parameter'; inDouble: boolean; depth: number }
-  | { kind: 'arithmetic'; depth: number }
-  | { kind: 'heredoc'; delimiter: string; stripTabs: boolean; quoted: boolean };
-
-type HeredocFrame = Extract<Frame, { kind: 'heredoc' }>;
-
-const wordStartAfter = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>', '`']);
-const wordEnd = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>']);
-
-/**
- * The placeholders of `command` with the POSIX shell quoting state each stands in, found by one scan
- * that follows quotes, backslash escapes, `$'…'`, `$( )`, backticks (a fresh quoting context
- * inside), `${ }`, `$(( ))`, comments and here-documents (`<<`, `<<-`, quoted or not).
- * Not modelled: `case` patterns inside `$( )` (their `)` ends the substitution early) and the
- * finer rules of quotes inside `${x#…}`; see the file comment for why a misjudgement stays harmless.
- * Placeholders inside comments are left out (they stay as text the shell ignores).
- */
-function scanShellPlaceholders(command: string): ShellPlaceholder[] {
-  const starts = new Map(listPlaceholders(command).map((placeholder) => [placeholder.start, placeholder]));
-  const found: ShellPlaceholder[] = [];
-  const stack: Frame[] = [{ kind: 'code', closer: null, depth: 0 }];
-  const pendingHeredocs: HeredocFrame[] = [];
-  let before: ShellPlaceholder['before'] = null;
-  let index = 0;
-
-  // `$` opens an expansion unless a placeholder follows it (then it is an ordinary `$`).
-  const openDollar = (inDouble: boolean): void => {
-    const next = command[index + 1];
-    if (starts.has(index + 1)) {
-      before = 'dollar';
-      index += 1;
-    } else if (next === '(' && command[index + 2] === '(' && !starts.has(index + 2)) {
-      stack.push({ kind: 'arithmetic', depth: 0 });
-      index += 3;
-    } else if (next === '(') {
-      stack.push({ kind: 'code', closer: ')', depth: 0 });
-      index += 2;
-    } else if (next === '{') {
-      stack.push({ kind: 'parameter', inDouble, depth: 0 });
-      index += 2;
-    } else if (next === "'" && !inDouble) {
-      stack.push({ kind: 'ansi' });
-      index += 2;
-    } else {
-      index += 1;
-    }
-  };
-  // `\` escapes the next character; before a placeholder it is remembered instead.
-  const escape = (): void => {
-    if (starts.has(index + 1)) {
-      before = 'backslash';
-      index += 1;
-    } else {
-      index += 2;
-    }
-  };
-
-  while (index < command.length) {
-    const frame = stack[stack.length - 1]!;
-
-    // A here-document body ends at a line that is exactly its delimiter.
-    if (frame.kind === 'heredoc' && (index === 0 || command[index - 1] === '\n')) {
-      const newline = command.indexOf('\n', index);
-      const lineEnd = newline === -1 ? command.length : newline;
-      let line = command.slice(index, lineEnd);
-      if (frame.stripTabs) line = line.replace(/^\t+/, '');
-      if (line === frame.delimiter) {
-        stack.pop();
-        index = lineEnd + 1;
-        const next = pendingHeredocs.shift();
-        if (next && index < command.length) stack.push(next);
-        continue;
-      }
-    }
-
-    const placeholder = starts.get(index);
-    if (placeholder) {
-      found.push({ ...placeholder, quoting: quotingOf(frame), before });
-      before = null;
-      index = placeholder.end;
-      continue;
-    }
-    before = null;
-
-    const character = command[index]!;
-    switch (frame.kind) {
-      case 'single':
-        if (character === "'") stack.pop();
-        index += 1;
-        break;
-
-      case 'ansi':
-        if (character === '\\') escape();
-        else {
-          if (character === "'") stack.pop();
-          index += 1;
-        }
-        break;
-
-      case 'double':
-        if (character === '\\') escape();
-        else if (character === '$') openDollar(true);
-        else {
-          if (character === '"') stack.pop();
-          else if (character === '`') stack.push({ kind: 'code', closer: '`', depth: 0 });
-          index += 1;
-        }
-        break;
-
-      case 'heredoc':
-        if (frame.quoted) index += 1;
-        else if (character === '\\') escape();
-        else if (character === '$') openDollar(true);
-        else {
-          if (character === '`') stack.push({ kind: 'code', closer: '`', depth: 0 });
-          index += 1;
-        }
-        break;
-
-      case 'parameter':
-        if (character === '\\') escape();
-        else if (character === '$') openDollar(frame.inDouble);
-        else {
-          if (character === '}') {
-            if (frame.depth > 0) frame.depth -= 1;
-            else stack.pop();
-          } else if (character === '{') frame.depth += 1;
-          else if (character === '"') stack.push({ kind: 'double' });
-          else if (character === "'" && !frame.inDouble) stack.push({ kind: 'single' });
-          else if (character === '`') stack.push({ kind: 'code', closer: '`', depth: 0 });
-          index += 1;
-        }
-        break;
-
-      case 'arithmetic':
-        if (character === '\\') escape();
-        else if (character === '$') openDollar(false);
-        else if (character === ')' && frame.depth === 0) {
-          stack.pop();
-          index += command[index + 1] === ')' ? 2 : 1;
-        } else {
-          if (character === '(') frame.depth += 1;
-          else if (character === ')') frame.depth -= 1;
-          else if (character === '"') stack.push({ kind: 'double' });
-          else if (character === '`') stack.push({ kind: 'code', closer: '`', depth: 0 });
-          index += 1;
-        }
-        break;
-
-      case 'code':
-        if (character === '\\') escape();
-        else if (character === '$') openDollar(false);
-        else if (character === '#' && (index === 0 || wordStartAfter.has(command[index - 1]!))) {
-          const newline = command.indexOf('\n', index);
-          index = newline === -1 ? command.length : newline;
-        } else if (character === '<' && command.startsWith('<<', index)) {
-          if (command[index + 2] === '<') index += 3; // a bash here-string, not a here-document
-          else index = readHeredocOperator(command, index, starts, pendingHeredocs);
-        } else {
-          if (character === "'") stack.push({ kind: 'single' });
-          else if (character === '"') stack.push({ kind: 'double' });
-          else if (character === '`') {
-            if (frame.closer === '`') stack.pop();
-            else stack.push({ kind: 'code', closer: '`', depth: 0 });
-          } else if (character === '(') frame.depth += 1;
-          else if (character === ')') {
-            if (frame.depth > 0) frame.depth -= 1;
-            else if (frame.closer === ')') stack.pop();
-          } else if (character === '\n') {
-            const next = pendingHeredocs.shift();
-            if (next) stack.push(next);
-          }
-          index += 1;
-        }
-        break;
-    }
-  }
-  return found;
-}
-
-/**
- * Reads `<<[-]word` starting at `index` and queues its here-document (the body starts after the
- * next unquoted newline). Any quoting in the word makes the body literal. Returns the index after
- * the word. A word that is empty or starts with a placeholder queues nothing.
- */
-function readHeredocOperator(command: string, index: number, starts: Map<number, Placeholder>, pending: HeredocFrame[]): number {
-  let cursor = index + 2;
-  const stripTabs = command[cursor] === '-';
-  if (stripTabs) cursor += 1;
-  while (command[cursor] === ' ' || command[cursor] === '\t') cursor += 1;
-  let delimiter = '';
-  let quoted = false;
-  while (cursor < command.length && !wordEnd.has(command[cursor]!) && !starts.has(cursor)) {
-    const character = command[cursor]!;
-    if (character === "'" || character === '"') {
-      quoted = true;
-      const close = command.indexOf(character, cursor + 1);
-      const end = close === -1 ? command.length : close;
-      delimiter += command.slice(cursor + 1, end);
-      cursor = end + 1;
-    } else if (character === '\\') {
-      quoted = true;
-      delimiter += command[cursor + 1] ?? '';
-      cursor += 2;
-    } else {
-      delimiter += character;
-      cursor += 1;
-    }
-  }
-  if (delimiter !== '') pending.push({ kind: 'heredoc', delimiter, stripTabs, quoted });
-  return cursor;
-}
-
-function quotingOf(frame: Frame): Quoting {
-  switch (frame.kind) {
-    case 'code':
-      return 'unquoted';
-    case 'parameter':
-      return frame.inDouble ? 'double' : 'unquoted';
-    case 'heredoc':
-      return frame.quoted ? 'quotedHeredoc' : 'heredoc';
-    default:
-      return frame.kind;
-  }
-}
-
 /** The text that expands variable `name` as exactly one word of data where `quoting` holds. */
 function variableReference(name: string, quoting: Quoting): string {
   switch (quoting) {
@@ -474,8 +234,13 @@ function variableReference(name: string, quoting: Quoting): string {
     case 'ansi':
       return `'"\${${name}}"$'`;
     default:
-      return `\${${name}}`; // double quotes, here-documents (quotes would be literal), arithmetic
+      return `\${${name}}`; // double quotes and here-documents (quotes would be literal there)
   }
+}
+
+/** The placeholders of `command` with where they stand (see core/shell-scan.ts). */
+function scanPlaceholders(command: string): ShellPlaceholder[] {
+  return scanShellCommand(command, listPlaceholders(command));
 }
 
 /**
@@ -483,17 +248,22 @@ function variableReference(name: string, quoting: Quoting): string {
  * environment variable `FACTORY_T1`, `FACTORY_T2`, … (one per distinct path) quoted to fit where it
  * stands: `"${FACTORY_T1}"` unquoted, `${FACTORY_T1}` inside double quotes and unquoted
  * here-documents, `'"${FACTORY_T1}"'` inside single quotes (so it still expands). Inside a quoted
- * here-document nothing expands, so `${FACTORY_T1}` stays literal there (`placeholdersInSingleQuotes`
- * reports it). A `\` or `$` written right before a placeholder keeps the meaning it has before
+ * here-document nothing expands, so `${FACTORY_T1}` stays literal there (`shellCommandProblems`
+ * warns about it). A `\` or `$` written right before a placeholder keeps the meaning it has before
  * ordinary text. `env` holds the FACTORY_T* values and `stepEnvironment(context)`; NUL characters
  * are removed from values. Run the result with a POSIX shell (`sh -c`) and this environment.
+ * Throws ValidationError when a placeholder stands where the shell runs text as code (a pipeline
+ * saved before that was refused): no quoting makes a value safe there.
  */
 export function renderShellCommand(command: string, context: TemplateContext): { command: string; env: Record<string, string> } {
+  const placeholders = scanPlaceholders(command);
+  const refused = placeholders.filter((placeholder) => placeholder.codePlace !== undefined);
+  if (refused.length > 0) throw new ValidationError(refused.map((placeholder) => ({ field: '', message: codePlaceMessage(placeholder.path, placeholder.codePlace!) })));
   const env = stepEnvironment(context);
   const variableByPath = new Map<string, string>();
   let output = '';
   let cursor = 0;
-  for (const placeholder of scanShellPlaceholders(command)) {
+  for (const placeholder of placeholders) {
     let name = variableByPath.get(placeholder.path);
     if (name === undefined) {
       name = `FACTORY_T${variableByPath.size + 1}`;
@@ -504,7 +274,7 @@ export function renderShellCommand(command: string, context: TemplateContext): {
     if (placeholder.before === 'dollar') text = text.slice(0, -1) + '\\$';
     if (placeholder.before === 'backslash') {
       // Unquoted, `\{` means `{`: the backslash goes. Elsewhere it is a literal backslash: keep it.
-      const keep = placeholder.quoting !== 'unquoted' && placeholder.quoting !== 'arithmetic';
+      const keep = placeholder.quoting !== 'unquoted';
       text = text.slice(0, -1) + (keep ? '\\\\' : '');
     }
     output += text + variableReference(name, placeholder.quoting);
@@ -513,16 +283,92 @@ export function renderShellCommand(command: string, context: TemplateContext): {
   return { command: output + command.slice(cursor), env };
 }
 
+/** The readable environment variable that holds `path`'s value in every step, if there is one. */
+export function readableVariableName(path: string): string | undefined {
+  if (!isKnownPlaceholderRoot(path)) return undefined;
+  const [root, second, third] = path.split('.');
+  switch (root) {
+    case 'issue':
+      return second === 'raw' ? undefined : `FACTORY_ISSUE_${second!.toUpperCase()}`;
+    case 'vars':
+      return `FACTORY_VAR_${environmentName(second!)}`;
+    case 'steps':
+      return `FACTORY_STEP_${environmentName(second!)}_${third!.toUpperCase()}`;
+    case 'workspace':
+      return 'FACTORY_WORKSPACE';
+    default:
+      return `FACTORY_${root!.toUpperCase()}_${second!.toUpperCase()}`;
+  }
+}
+
+/** What to do instead, per place where the shell runs text as code. */
+const codePlaceAdvice: Record<CodePlace, string> = {
+  '$(( ))': 'move it out (compare in a [ ] test instead: [ "{{x}}" -gt 3 ]; to compute with a number, copy it into a variable and check it first: n="{{x}}"; case "$n" in ""|*[!0-9]*) exit 1;; esac)',
+  '$[ ]': 'move it out (compare in a [ ] test instead: [ "{{x}}" -gt 3 ]; to compute with a number, copy it into a variable and check it first: n="{{x}}"; case "$n" in ""|*[!0-9]*) exit 1;; esac)',
+  '(( ))': 'move it out (compare in a [ ] test instead: [ "{{x}}" -gt 3 ])',
+  '[[ -eq ]]': 'move it out (compare in a [ ] test instead: [ "{{x}}" -eq 3 ] does not evaluate the text)',
+  'let': 'move it out (compare in a [ ] test instead: [ "{{x}}" -gt 3 ])',
+  'an array subscript': 'move it out (use a fixed index, or an associative array declared with declare -A)',
+  '${x:offset}': 'move it out (copy it into a variable and check it is a number first: n="{{x}}"; case "$n" in ""|*[!0-9]*) exit 1;; esac)',
+  'a variable name': 'use a fixed variable name',
+};
+
+/** Where the placeholder stands, as the message names it. */
+const codePlacePhrases: Record<CodePlace, string> = {
+  '$(( ))': 'inside $(( ))', '$[ ]': 'inside $[ ]', '(( ))': 'inside (( ))', 'let': 'in the arguments of let',
+  '[[ -eq ]]': 'in a number comparison of [[ ]] ([[ -eq ]], -lt, -gt, …)',
+  'an array subscript': 'inside an array subscript a[…]', '${x:offset}': 'in the offset or length of ${x:offset}',
+  'a variable name': 'as a variable name (of read, printf -v, declare, unset or a -v test)',
+};
+
+function codePlaceMessage(path: string, place: CodePlace): string {
+  const written = `{{${path}}}`;
+  return `\`${written}\` stands ${codePlacePhrases[place]}, where the shell runs text as code: ${codePlaceAdvice[place].replaceAll('{{x}}', written)}`;
+}
+
+/** A problem of one placeholder in a shell command: `error` refuses the pipeline, `warning` is shown. */
+export interface ShellCommandProblem {
+  severity: 'error' | 'warning';
+  path: string;
+  message: string;
+}
+
 /**
- * Paths of the placeholders in `command` that deserve a validation warning, each once, in order:
- * placeholders that the shell will not expand (in a quoted here-document) or that the user put in
- * single quotes (`'…'`, `$'…'`; they work, but look as if they would not), and placeholders in
- * arithmetic `$(( ))`, where bash evaluates the value as an expression (and can run commands in it).
+ * What a pipeline check reports about the placeholders of a shell command, at most one problem
+ * per path and kind, in order:
+ * - errors: a placeholder where bash evaluates text as code (`$(( ))`, `$[ ]`, `(( ))`, `let`,
+ *   number comparisons of `[[ ]]`, array subscripts, `${x:offset}`, variable names); a value such
+ *   as `a[$(rm -rf ~)]` runs there however it is quoted;
+ * - warnings: a placeholder whose value another command parses as code again (`sh -c`, `eval`,
+ *   `trap`, a pipe, here-document or here-string into a shell, `python -c`, awk and sed programs,
+ *   ssh); one in single quotes (it works, but looks as if it would not); one in a quoted
+ *   here-document that no shell reads (it is not expanded).
  */
-export function placeholdersInSingleQuotes(command: string): string[] {
-  const flagged: Quoting[] = ['single', 'ansi', 'quotedHeredoc', 'arithmetic'];
-  const paths = scanShellPlaceholders(command)
-    .filter((placeholder) => flagged.includes(placeholder.quoting))
-    .map((placeholder) => placeholder.path);
-  return [...new Set(paths)];
+export function shellCommandProblems(command: string): ShellCommandProblem[] {
+  const problems: ShellCommandProblem[] = [];
+  const reported = new Set<string>();
+  const report = (severity: ShellCommandProblem['severity'], path: string, message: string) => {
+    const key = `${severity} ${path} ${message}`;
+    if (reported.has(key)) return;
+    reported.add(key);
+    problems.push({ severity, path, message });
+  };
+  for (const placeholder of scanPlaceholders(command)) {
+    const { path } = placeholder;
+    const written = `\`{{${path}}}\``;
+    if (placeholder.codePlace !== undefined) {
+      report('error', path, codePlaceMessage(path, placeholder.codePlace));
+    } else if (placeholder.reparsedBy !== undefined) {
+      const readable = readableVariableName(path);
+      const instead = readable === undefined
+        ? 'pass it as an argument instead (sh -c \'… "$1" …\' _ "{{…}}")'
+        : `pass it as an argument instead (sh -c '… "$1" …' _ "{{${path}}}") or use $${readable} inside`;
+      report('warning', path, `${written} is parsed as code again by \`${placeholder.reparsedBy}\`: a value such as $(rm -rf ~) would run; ${instead}`);
+    } else if (placeholder.quoting === 'single' || placeholder.quoting === 'ansi') {
+      report('warning', path, `${written} stands inside single quotes, where it looks as if it stays text (it is filled in all the same); put it in double quotes instead: "{{${path}}}"`);
+    } else if (placeholder.quoting === 'quotedHeredoc' && !placeholder.expandedByReader) {
+      report('warning', path, `${written} stands in a quoted here-document (<<'EOF'), where nothing expands: the step would see the text \${FACTORY_T1} instead of the value; leave the delimiter unquoted (<<EOF)`);
+    }
+  }
+  return problems;
 }

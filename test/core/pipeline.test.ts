@@ -306,7 +306,8 @@ warnings('warns about a placeholder inside single quotes in a shell command', ()
   assert.is(found.length, 2);
   assertIssue(found, 'steps.build.command', '`{{issue.title}}` stands inside single quotes', 'put it in double quotes instead: "{{issue.title}}"');
   assertIssue(found, 'steps.build.command', '`{{issue.key}}`');
-  assertIssue(warningsFor(shell('count', 'echo $(( {{vars.count}} + 1 ))')), 'steps.count.command', '`{{vars.count}}` stands inside');
+  assertIssue(warningsFor(shell('count', `cat <<'EOF'\n{{vars.count}}\nEOF`)), 'steps.count.command', '`{{vars.count}}` stands in a quoted here-document');
+  assertIssue(issuesOf(withSteps(shell('count', 'echo $(( {{vars.count}} + 1 ))'))), 'steps.count.command', '`{{vars.count}}` stands inside $(( ))');
 });
 
 warnings('does not warn about placeholders in double quotes, after escaped quotes, or after a closed quote', () => {

@@ -8,10 +8,10 @@ import type { TemplateContext } from '../../src/core/template';
 import {
   isKnownPlaceholderRoot,
   listPlaceholders,
-  placeholdersInSingleQuotes,
   renderShellCommand,
   renderTemplate,
   resolvePlaceholder,
+  shellCommandProblems,
   stepEnvironment,
 } from '../../src/core/template';
 
@@ -200,7 +200,9 @@ shell('follows quoting through escapes, substitutions and here-documents', () =>
     [`cat <<'EOF'\n{{x}}\nEOF`, `cat <<'EOF'\n\${FACTORY_T1}\nEOF`],
     [`cat <<EOF\nit's "{{x}}\nEOF\necho {{x}}`, `cat <<EOF\nit's "\${FACTORY_T1}\nEOF\necho "\${FACTORY_T1}"`],
     [`cat <<< {{x}}`, `cat <<< "\${FACTORY_T1}"`],
-    [`echo $(( {{x}} + 1 ))`, `echo $(( \${FACTORY_T1} + 1 ))`],
+    [`a=( "{{x}}" ); echo "\${a[@]:-{{x}}}"`, `a=( "\${FACTORY_T1}" ); echo "\${a[@]:-\${FACTORY_T1}}"`],
+    [`echo "$(case {{x}} in a) echo {{x}};; esac)"`, `echo "$(case "\${FACTORY_T1}" in a) echo "\${FACTORY_T1}";; esac)"`],
+    [`diff <(echo {{x}}) - <<< {{x}}`, `diff <(echo "\${FACTORY_T1}") - <<< "\${FACTORY_T1}"`],
   ];
   for (const [template, expected] of cases) {
     assert.is(renderShellCommand(template, makeContext({ vars: {} })).command, expected, template);
@@ -284,16 +286,98 @@ shell('bash gives the same exact text and runs nothing', () => {
 
 shell.run();
 
-// ───────────────────────────── Validation warnings ─────────────────────────────
+// ───────────────────────────── Validation problems ─────────────────────────────
 
-const warnings = suite('placeholdersInSingleQuotes');
+const problems = suite('shellCommandProblems');
 
-warnings('reports placeholders in single quotes and where the shell will not expand them', () => {
-  assert.equal(placeholdersInSingleQuotes(`echo '{{issue.title}}' "{{issue.key}}" {{run.id}} '{{issue.title}}'`), ['issue.title']);
-  assert.equal(placeholdersInSingleQuotes(`echo "it's {{issue.key}}" $'{{vars.a}}'`), ['vars.a']);
-  assert.equal(placeholdersInSingleQuotes(`cat <<"EOF"\n{{vars.a}}\nEOF\ncat <<EOF\n{{vars.b}}\nEOF\necho '{{vars.c}}'`), ['vars.a', 'vars.c']);
-  assert.equal(placeholdersInSingleQuotes('echo $(( {{vars.n}} * 2 ))'), ['vars.n']);
-  assert.equal(placeholdersInSingleQuotes(`echo "{{issue.title}}" # don't`), []);
+const paths = (command: string, severity: 'error' | 'warning') =>
+  shellCommandProblems(command).filter((problem) => problem.severity === severity).map((problem) => problem.path);
+
+problems('warns about placeholders in single quotes and where the shell will not expand them', () => {
+  assert.equal(paths(`echo '{{issue.title}}' "{{issue.key}}" {{run.id}} '{{issue.title}}'`, 'warning'), ['issue.title']);
+  assert.equal(paths(`echo "it's {{issue.key}}" $'{{vars.a}}'`, 'warning'), ['vars.a']);
+  assert.equal(paths(`cat <<"EOF"\n{{vars.a}}\nEOF\ncat <<EOF\n{{vars.b}}\nEOF\necho '{{vars.c}}'`, 'warning'), ['vars.a', 'vars.c']);
+  assert.equal(paths(`echo "{{issue.title}}" # don't`, 'warning'), []);
 });
 
-warnings.run();
+problems('refuses placeholders where bash runs text as code, wherever they hide', () => {
+  const refused = [
+    'echo $(( {{vars.n}} * 2 ))',
+    'echo "$(( `echo {{vars.n}}` ))"',
+    'echo $(( ${x:-{{vars.n}}} ))',
+    'echo $(( \'{{vars.n}}\' ))',
+    'x=$(( 1 + $(printf %s "{{vars.n}}") ))',
+    'while (( {{vars.n}} )); do break; done',
+    '[[ $(echo {{vars.n}}) -gt 2 ]]',
+    'declare -A m; m[{{vars.n}}]=1',
+    'typeset a[{{vars.n}}]=1',
+    'echo ${a[@]:{{vars.n}}}',
+    'echo "${#a[{{vars.n}}]}"',
+    'command read {{vars.n}} < /dev/null',
+    'unset "{{vars.n}}"',
+    'cat <<-EOF\n\t$[ {{vars.n}} ]\n\tEOF',
+  ];
+  for (const command of refused) assert.equal(paths(command, 'error'), ['vars.n'], command);
+});
+
+problems('keeps data places apart from code places', () => {
+  const fine = [
+    'echo $(( 1 + 2 )) "{{vars.n}}"',
+    'echo "{{vars.n}}" $(( 3 ))',
+    'n="{{vars.n}}"; echo $(( n + 1 ))',
+    'echo "${x:-{{vars.n}}}" "${x:+{{vars.n}}}" "${x#{{vars.n}}}"',
+    'local value="{{vars.n}}"',
+    'export PATH="{{vars.n}}:$PATH"',
+    'printf -v out "%s" "{{vars.n}}"',
+    'read -r -p "{{vars.n}}" answer < /dev/null',
+    'x=( "{{vars.n}}" [3]=4 )',
+    '[[ "{{vars.n}}" == *x* && -n "{{vars.n}}" ]]',
+    'echo "(( {{vars.n}} ))" > "{{vars.n}}.txt" 2>&1',
+    'cat <<EOF\n(( {{vars.n}} )) and a[{{vars.n}}]=1\nEOF',
+    'case "{{vars.n}}" in (a) echo "$(( 1 ))";; *) ;; esac',
+  ];
+  for (const command of fine) assert.equal(shellCommandProblems(command), [], command);
+});
+
+problems('warns where another program parses the value as code again', () => {
+  const cases: Array<[string, string]> = [
+    ['sudo -n bash -o pipefail -c "make {{vars.n}}"', 'bash -c'],
+    ['find . -exec sh -c "echo {{vars.n}}" \\;', 'sh -c'],
+    ['python3 -c "print({{vars.n}})"', 'python3 -c'],
+    ['node -e "console.log({{vars.n}})"', 'node -e'],
+    ['perl -ne "print if /{{vars.n}}/" file', 'perl -ne'],
+    ['sed -i "s/x/{{vars.n}}/" file', 'sed'],
+    ['sed -e "s/x/{{vars.n}}/" file', 'sed'],
+    ['awk "{ print \\"{{vars.n}}\\" }" file', 'awk'],
+    ['ssh -p 22 host "deploy {{vars.n}}"', 'ssh'],
+    ['printf "%s" "{{vars.n}}" | bash -s', 'bash'],
+    ['cat <<EOF | sh\necho {{vars.n}}\nEOF', 'sh'],
+    ['x=$(bash <<< "echo {{vars.n}}")', 'bash'],
+  ];
+  for (const [command, by] of cases) {
+    const found = shellCommandProblems(command);
+    assert.is(found.length, 1, `${command}: ${JSON.stringify(found)}`);
+    assert.is(found[0]!.severity, 'warning', command);
+    assert.ok(found[0]!.message.includes(`\`${by}\``), `${command}: ${found[0]!.message}`);
+  }
+  for (const command of [
+    'sed "s/x/y/" "{{vars.n}}"',
+    'sed -e "s/x/y/" "{{vars.n}}"',
+    'awk -v name="{{vars.n}}" "{ print name }" file',
+    'awk -f prog.awk "{{vars.n}}"',
+    'node script.js "{{vars.n}}"',
+    'ssh host deploy < "{{vars.n}}"',
+    'echo "{{vars.n}}" | tee out | wc -l',
+    'x=( eval "{{vars.n}}" )',
+  ]) assert.equal(shellCommandProblems(command), [], command);
+});
+
+problems('a command of 100,000 characters is scanned in linear time', () => {
+  const started = Date.now();
+  for (const unit of ['a[ ', '$(( ', '"{{vars.n}}" ', "'", 'x=( [', 'case a in ', '[[ ', '<<EOF\n', '${a[']) {
+    shellCommandProblems(unit.repeat(Math.ceil(100_000 / unit.length)).slice(0, 100_000));
+  }
+  assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+});
+
+problems.run();

@@ -1,0 +1,813 @@
+// Where each `{{ }}` placeholder of a shell command stands, as the shell will see it (DESIGN §4
+// "Shell safety"). One pass over the command follows quotes, escapes, expansions, here-documents,
+// words and simple commands, and reports per placeholder:
+// - its quoting, so `renderShellCommand` can write a variable reference that expands to one word;
+// - `codePlace`: a place where bash evaluates the text of an expansion as code (arithmetic,
+//   array subscripts, variable names). `a[$(touch x)]` runs there, however it is quoted, so such
+//   a placeholder is refused when a pipeline is saved;
+// - `reparsedBy`: a command that parses the value as code once more (`bash -c`, `eval`, a pipe
+//   into `sh`, …), where a placeholder is warned about.
+// The scanner reads POSIX sh plus the bash syntax that can run text (`$[ ]`, `(( ))`, `[[ ]]`,
+// arrays, `<( )`). It aims to be right for ordinary scripts and cautious for odd ones: it treats
+// `$((` and a `((` that starts a command as arithmetic even where bash would fall back to nested
+// subshells, and it names a command only when the word is plain text.
+
+/** One `{{ }}` in a command: its path and where it stands (the caller finds them). */
+export interface PlaceholderSpan {
+  path: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * How the shell quotes the spot: unquoted; in double quotes (or `${x:-…}` inside them); in single
+ * quotes; in `$'…'`; in an unquoted here-document body; in a quoted one (nothing expands there).
+ */
+export type Quoting = 'unquoted' | 'double' | 'single' | 'ansi' | 'heredoc' | 'quotedHeredoc';
+
+/** Places where bash evaluates text as code, as error messages name them. */
+export type CodePlace = '$(( ))' | '$[ ]' | '(( ))' | 'an array subscript' | '${x:offset}' | '[[ -eq ]]' | 'let' | 'a variable name';
+
+export interface ShellPlaceholder extends PlaceholderSpan {
+  quoting: Quoting;
+  /** An active `\` or `$` written right before the placeholder. */
+  before: 'backslash' | 'dollar' | null;
+  codePlace?: CodePlace;
+  /** What parses the value as code again: `bash -c`, `eval`, `trap`, `sh` (reading its input), … */
+  reparsedBy?: string;
+  /** In a quoted here-document that a shell reads: that shell expands the variable reference. */
+  expandedByReader?: boolean;
+}
+
+// ───────────────────────────── Words and commands ─────────────────────────────
+
+interface Word {
+  start: number;
+  /** The word as written (set when it ends). */
+  raw: string;
+  /** The word's text after quote removal, when it holds no expansion and no placeholder. */
+  literal: string | undefined;
+  /** Placeholders anywhere inside the word, nested substitutions included. */
+  placeholders: ShellPlaceholder[];
+  /** The redirection operator this word is the target of (`>`, `<<<`, …). */
+  redirect?: string;
+}
+
+interface HeredocFrame {
+  kind: 'heredoc';
+  delimiter: string;
+  stripTabs: boolean;
+  quoted: boolean;
+  danger: CodePlace | undefined;
+  /** The command the body is the input of reads it as code (set when that command ends). */
+  feeds?: string;
+}
+
+interface PipelineStage {
+  words: Word[];
+  heredocs: HeredocFrame[];
+  /** This stage reads its input as code: the reader's name. */
+  readsCode: string | undefined;
+}
+
+interface CodeFrame {
+  kind: 'code';
+  /** What ends this frame: `)` of `$(`, `<(` or an array literal, a backtick, or the end. */
+  closer: ')' | '`' | null;
+  danger: CodePlace | undefined;
+  /** `x=( … )`: the words are array elements, `[…]=` at their start is a subscript. */
+  arrayLiteral: boolean;
+  /** Open `(` of subshells and groups inside this frame. */
+  depth: number;
+  word: Word | undefined;
+  /** The words of the current simple command. */
+  words: Word[];
+  /** Here-documents the current command opened. */
+  heredocs: HeredocFrame[];
+  /** The finished commands of the current pipeline. */
+  pipeline: PipelineStage[];
+  /** The next word is the target of this redirection operator. */
+  pendingRedirect: string | undefined;
+  doubleBracket: boolean;
+  /** Open `case` statements, and whether a pattern (before its `)`) is being read. */
+  caseDepth: number;
+  casePattern: boolean;
+}
+
+type Frame =
+  | CodeFrame
+  | HeredocFrame
+  | { kind: 'double'; danger: CodePlace | undefined }
+  | { kind: 'single'; danger: CodePlace | undefined }
+  | { kind: 'ansi'; danger: CodePlace | undefined }
+  | { kind: 'parameter'; inDouble: boolean; depth: number; nameLength: number; inName: boolean; danger: CodePlace | undefined }
+  | { kind: 'arithmetic'; closer: ')' | ']'; depth: number; danger: CodePlace };
+
+const wordEnd = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>']);
+const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const assignmentWord = /^[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=/s;
+/** Words that may come before a command's name without being it. */
+const reservedWords = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', 'time', 'esac']);
+/** Builtins whose arguments are assignments (`declare a[1]=x`). */
+const declarationBuiltins = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
+/** Commands that run the command named by their later words. */
+const wrappers = new Set(['sudo', 'doas', 'env', 'nohup', 'nice', 'timeout', 'xargs', 'exec', 'command', 'builtin', 'stdbuf', 'setsid', 'time', 'chronic', 'unbuffer']);
+/** Shells (and `su`-likes) whose `-c` argument is a script. */
+const shells = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'yash', 'posh', 'fish', 'su', 'runuser']);
+/** Shell options that take a value (`bash -o pipefail -c …`). */
+const shellValueOptions = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
+/** Interpreters and the options whose value is a program: `python -c`, `node -e`, `perl -e`, … */
+const interpreterCodeOptions: Record<string, RegExp> = {
+  python: /^-[A-Za-z]*c$/, python2: /^-[A-Za-z]*c$/, python3: /^-[A-Za-z]*c$/,
+  node: /^(-e|--eval|-p|--print)$/, nodejs: /^(-e|--eval|-p|--print)$/,
+  perl: /^-[A-Za-z]*[eE]$/, ruby: /^-[A-Za-z]*e$/, php: /^-r$/,
+};
+const awks = new Set(['awk', 'gawk', 'mawk', 'nawk']);
+const arithmeticTests = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
+const sshValueOptions = new Set(['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i', '-J', '-L', '-l', '-m', '-O', '-o', '-p', '-Q', '-R', '-S', '-W', '-w', '-B']);
+
+/** A word's text with quotes and backslashes removed, or undefined when it expands anything. */
+function literalOf(raw: string, hasPlaceholder: boolean): string | undefined {
+  if (hasPlaceholder || /[$`]/.test(raw)) return undefined;
+  let text = '';
+  for (let index = 0; index < raw.length; index += 1) {
+    const character = raw[index]!;
+    if (character === "'") {
+      const close = raw.indexOf("'", index + 1);
+      if (close === -1) return undefined;
+      text += raw.slice(index + 1, close);
+      index = close;
+    } else if (character === '"') {
+      let close = index + 1;
+      for (; close < raw.length && raw[close] !== '"'; close += 1) {
+        if (raw[close] === '\\' && '"\\$`'.includes(raw[close + 1] ?? '')) close += 1;
+        text += raw[close];
+      }
+      index = close;
+    } else if (character === '\\') {
+      text += raw[index + 1] ?? '';
+      index += 1;
+    } else {
+      text += character;
+    }
+  }
+  return text;
+}
+
+/** The program name a word runs: `/usr/bin/bash` → `bash`. */
+function programName(word: Word | undefined): string | undefined {
+  const literal = word?.literal;
+  return literal === undefined ? undefined : literal.slice(literal.lastIndexOf('/') + 1);
+}
+
+function mark(words: Iterable<Word | undefined>, codePlace: CodePlace): void {
+  for (const word of words) for (const placeholder of word?.placeholders ?? []) placeholder.codePlace ??= codePlace;
+}
+
+function markReparsed(words: Iterable<Word | undefined>, by: string): void {
+  for (const word of words) for (const placeholder of word?.placeholders ?? []) placeholder.reparsedBy ??= by;
+}
+
+/** Index of the command's name: after assignments and reserved words. */
+function nameIndex(words: readonly Word[]): number {
+  let index = 0;
+  while (index < words.length) {
+    const word = words[index]!;
+    if (assignmentWord.test(word.raw) || (word.literal !== undefined && reservedWords.has(word.literal))) index += 1;
+    else break;
+  }
+  return index;
+}
+
+/**
+ * Looks at one finished simple command (redirection targets left out of `words`) and marks the
+ * placeholders of its arguments that bash evaluates or that a command parses as code again.
+ * Returns the name of the program when it reads its standard input as code (`sh`, `bash -s`,
+ * `python -`), for here-documents, here-strings and pipes into it.
+ */
+function analyzeCommand(all: readonly Word[]): string | undefined {
+  const words = all.filter((word) => word.redirect === undefined);
+  let index = nameIndex(words);
+  // `command read …` and `builtin let …` are the builtins themselves.
+  while ((words[index]?.literal === 'command' || words[index]?.literal === 'builtin')) {
+    index += 1;
+    while (words[index]?.literal?.startsWith('-')) index += 1;
+  }
+  const name = words[index]?.literal;
+  const args = words.slice(index + 1);
+  const options = (list: readonly Word[]) => list.filter((word) => word.literal?.startsWith('-') || word.literal?.startsWith('+'));
+
+  switch (name) {
+    case 'let':
+      mark(args, 'let');
+      break;
+    case 'eval':
+      markReparsed(args, 'eval');
+      break;
+    case 'trap':
+      markReparsed(args.filter((word) => !word.literal?.startsWith('-')).slice(0, 1), 'trap');
+      break;
+    case 'read': {
+      // Every operand is a variable name; the values of -d -i -n -N -p -t -u are data.
+      for (let position = 0; position < args.length; position += 1) {
+        const literal = args[position]!.literal;
+        if (literal !== undefined && /^-[dinNptu]$/.test(literal)) position += 1;
+        else if (literal === undefined || !literal.startsWith('-')) mark([args[position]], 'a variable name');
+      }
+      break;
+    }
+    case 'printf': {
+      const option = args.findIndex((word) => word.literal === '-v');
+      if (option !== -1) mark([args[option + 1]], 'a variable name');
+      break;
+    }
+    case 'unset':
+      mark(args.filter((word) => !word.literal?.startsWith('-')), 'a variable name');
+      break;
+    case 'test':
+    case '[': {
+      args.forEach((word, position) => {
+        if (word.literal === '-v') mark([args[position + 1]], 'a variable name');
+      });
+      break;
+    }
+    default:
+      if (name !== undefined && declarationBuiltins.has(name)) {
+        // `declare -i n=…` evaluates the value, `declare -n r=…` names a variable: the whole word.
+        const whole = options(args).some((word) => /^[-+][A-Za-z]*[in]/.test(word.literal!));
+        for (const word of args) {
+          if (word.literal?.startsWith('-') || word.literal?.startsWith('+')) continue;
+          const equals = word.raw.indexOf('=');
+          const nameEnd = whole || equals === -1 ? Infinity : word.start + equals;
+          for (const placeholder of word.placeholders) if (placeholder.start < nameEnd) placeholder.codePlace ??= 'a variable name';
+        }
+      }
+  }
+  return reparsedArguments(words, index);
+}
+
+/**
+ * Marks the arguments that another program runs as code: the script of `sh -c` (wherever the
+ * shell appears in the command: `sudo sh -c`, `find -exec sh -c`), the program of an interpreter,
+ * awk or sed, and the remote command of ssh. Returns the program that reads its input as code.
+ */
+function reparsedArguments(words: readonly Word[], nameAt: number): string | undefined {
+  let readsInput: string | undefined;
+  for (let at = nameAt; at < words.length; at += 1) {
+    const program = programName(words[at]);
+    if (program === undefined || !shells.has(program)) continue;
+    let operand = false;
+    for (let position = at + 1; position < words.length; position += 1) {
+      const literal = words[position]!.literal;
+      if (literal !== undefined && (/^-[A-Za-z]*c$/.test(literal) || literal === '--command')) {
+        markReparsed([words[position + 1]], `${program} -c`);
+        return undefined;
+      }
+      if (literal !== undefined && shellValueOptions.has(literal)) position += 1;
+      else if (literal === '-s' || literal === '-') break;
+      else if (literal === undefined || !/^[-+]/.test(literal)) {
+        operand = true;
+        break;
+      }
+    }
+    if (!operand && at === nameAt) readsInput = program;
+    break;
+  }
+
+  // The program run: the command's name, or the one after a wrapper and its options.
+  let at = nameAt;
+  while (at < words.length && wrappers.has(programName(words[at]) ?? '')) {
+    at += 1;
+    while (at < words.length) {
+      const literal = words[at]!.literal;
+      if (literal === undefined || !(literal.startsWith('-') || literal.includes('=') || /^\d+(\.\d+)?[smhd]?$/.test(literal))) break;
+      at += 1;
+    }
+  }
+  const program = programName(words[at]);
+  if (program === undefined) return readsInput;
+  const rest = words.slice(at + 1);
+  if (at !== nameAt && shells.has(program) && !rest.some((word) => word.literal === undefined || !/^[-+]/.test(word.literal))) readsInput = program;
+
+  const codeOption = Object.hasOwn(interpreterCodeOptions, program) ? interpreterCodeOptions[program] : undefined;
+  if (codeOption) {
+    const option = rest.findIndex((word) => word.literal !== undefined && codeOption.test(word.literal));
+    if (option !== -1) markReparsed([rest[option + 1]], `${program} ${rest[option]!.literal}`);
+    else if (rest.every((word) => word.literal !== undefined && word.literal.startsWith('-'))) readsInput = program;
+  } else if (awks.has(program) || program === 'sed') {
+    markProgramOperand(rest, program);
+  } else if (program === 'ssh') {
+    for (let position = 0; position < rest.length; position += 1) {
+      const literal = rest[position]!.literal;
+      if (literal !== undefined && sshValueOptions.has(literal)) position += 1;
+      else if (literal === undefined || !literal.startsWith('-')) {
+        markReparsed(rest.slice(position + 1), 'ssh');
+        break;
+      }
+    }
+  }
+  return readsInput;
+}
+
+/** awk's program (its first operand unless -f) and sed's script (-e values, else its first operand). */
+function markProgramOperand(rest: readonly Word[], program: string): void {
+  const isAwk = program !== 'sed';
+  const valueOptions = isAwk ? /^-[Fvf]$/ : /^-[efl]$/;
+  let fromFile = false;
+  let given = false;
+  for (let position = 0; position < rest.length; position += 1) {
+    const literal = rest[position]!.literal;
+    if (literal === '-f' || literal?.startsWith('--file')) fromFile = true;
+    if (literal === '-e' || literal === '--expression' || (isAwk && literal === '--source')) {
+      markReparsed([rest[position + 1]], program);
+      given = true;
+      position += 1;
+    } else if (literal?.startsWith('--expression=')) {
+      markReparsed([rest[position]], program);
+      given = true;
+    } else if (literal !== undefined && valueOptions.test(literal)) {
+      position += 1;
+    } else if (literal === undefined || !literal.startsWith('-')) {
+      if (!fromFile && !given) markReparsed([rest[position]], program);
+      return;
+    }
+  }
+}
+
+/** `[[ … ]]`: the operands of -eq and the other number comparisons are arithmetic; -v takes a name. */
+function analyzeDoubleBracket(words: readonly Word[]): void {
+  words.forEach((word, position) => {
+    if (word.literal !== undefined && arithmeticTests.has(word.literal)) mark([words[position - 1], words[position + 1]], '[[ -eq ]]');
+    if (word.literal === '-v') mark([words[position + 1]], 'a variable name');
+  });
+}
+
+// ───────────────────────────── The scan ─────────────────────────────
+
+/**
+ * Every placeholder of `command` (`placeholders`: their spans, in order) with its quoting, code
+ * place and re-parsing, found by one scan of the command. Placeholders in comments are left out
+ * (they stay text the shell ignores). Linear in the length of the command.
+ */
+export function scanShellCommand(command: string, placeholders: readonly PlaceholderSpan[]): ShellPlaceholder[] {
+  const starts = new Map(placeholders.map((placeholder) => [placeholder.start, placeholder]));
+  const found: ShellPlaceholder[] = [];
+  const newCode = (closer: CodeFrame['closer'], danger: CodePlace | undefined, arrayLiteral = false): CodeFrame => ({
+    kind: 'code', closer, danger, arrayLiteral, depth: 0, word: undefined, words: [], heredocs: [], pipeline: [],
+    pendingRedirect: undefined, doubleBracket: false, caseDepth: 0, casePattern: false,
+  });
+  const stack: Frame[] = [newCode(null, undefined)];
+  const pendingHeredocs: HeredocFrame[] = [];
+  let before: ShellPlaceholder['before'] = null;
+  let index = 0;
+
+  const top = () => stack[stack.length - 1]!;
+  const dangerHere = () => top().danger;
+  const nearestCode = (): CodeFrame => {
+    for (let at = stack.length - 1; at >= 0; at -= 1) {
+      const frame = stack[at]!;
+      if (frame.kind === 'code') return frame;
+    }
+    throw new Error('unreachable: the bottom frame is code');
+  };
+  const touchWord = (frame: CodeFrame, at: number): Word => (frame.word ??= { start: at, raw: '', literal: undefined, placeholders: [] });
+
+  /** Ends the word being read in `frame` at `end` and files it in the current command. */
+  const finishWord = (frame: CodeFrame, end: number): void => {
+    const word = frame.word;
+    if (!word) return;
+    frame.word = undefined;
+    word.raw = command.slice(word.start, end);
+    word.literal = literalOf(word.raw, word.placeholders.length > 0);
+    if (frame.pendingRedirect !== undefined) {
+      word.redirect = frame.pendingRedirect;
+      frame.pendingRedirect = undefined;
+    }
+    if (frame.casePattern) {
+      // A pattern is data; `esac` where a pattern could start ends the case.
+      if (word.literal === 'esac' && frame.words.length === 0) {
+        frame.caseDepth -= 1;
+        frame.casePattern = false;
+      }
+      return;
+    }
+    const atCommandStart = word.redirect === undefined && nameIndex(frame.words) === frame.words.length;
+    if (atCommandStart && word.literal === 'esac' && frame.caseDepth > 0) {
+      frame.caseDepth -= 1;
+      return;
+    }
+    frame.words.push(word);
+    if (atCommandStart && word.literal === '[[') frame.doubleBracket = true;
+    else if (frame.doubleBracket && word.literal === ']]') {
+      const open = frame.words.findIndex((candidate) => candidate.literal === '[[');
+      analyzeDoubleBracket(frame.words.slice(open + 1, -1));
+      frame.doubleBracket = false;
+    }
+    const first = frame.words[nameIndex(frame.words)];
+    if (first?.literal === 'case' && frame.words.length - nameIndex(frame.words) === 3 && word.literal === 'in') {
+      frame.words = [];
+      frame.caseDepth += 1;
+      frame.casePattern = true;
+    }
+  };
+
+  /** Ends the simple command of `frame`; `pipe`: it is a stage of a pipeline that goes on. */
+  const finishCommand = (frame: CodeFrame, end: number, pipe = false): void => {
+    finishWord(frame, end);
+    const words = frame.words;
+    const heredocs = frame.heredocs;
+    frame.words = [];
+    frame.heredocs = [];
+    frame.pendingRedirect = undefined;
+    frame.doubleBracket = false;
+    // An array literal's words are elements, not a command.
+    const readsCode = words.length > 0 && !frame.arrayLiteral ? analyzeCommand(words) : undefined;
+    if (readsCode !== undefined) {
+      markReparsed(words.filter((word) => word.redirect === '<<<'), readsCode);
+      for (const heredoc of heredocs) heredoc.feeds = readsCode;
+    }
+    if (words.length > 0 || heredocs.length > 0) frame.pipeline.push({ words, heredocs, readsCode });
+    if (pipe) return;
+    const stages = frame.pipeline;
+    frame.pipeline = [];
+    stages.forEach((stage, position) => {
+      if (position === 0 || stage.readsCode === undefined) return;
+      for (const earlier of stages.slice(0, position)) {
+        markReparsed(earlier.words, stage.readsCode);
+        for (const heredoc of earlier.heredocs) heredoc.feeds ??= stage.readsCode;
+      }
+    });
+  };
+
+  /** Files a placeholder in the word of every code frame it stands in. */
+  const place = (placeholder: ShellPlaceholder): void => {
+    let skipOwner = false;
+    for (let at = stack.length - 1; at >= 0; at -= 1) {
+      const frame = stack[at]!;
+      if (frame.kind === 'heredoc') {
+        // The body is no word of the command it belongs to, but may be the input of a reader of
+        // code: unquoted, the value is in that code; quoted, the code holds only the reference.
+        if (frame.feeds !== undefined && !frame.quoted) placeholder.reparsedBy ??= frame.feeds;
+        if (frame.feeds !== undefined && frame.quoted && shells.has(frame.feeds)) placeholder.expandedByReader = true;
+        skipOwner = true;
+      } else if (frame.kind === 'code') {
+        if (skipOwner) skipOwner = false;
+        else touchWord(frame, placeholder.start).placeholders.push(placeholder);
+      }
+    }
+  };
+
+  // `$` opens an expansion unless a placeholder follows it (then it is an ordinary `$`).
+  const openDollar = (inDouble: boolean): void => {
+    const next = command[index + 1];
+    const danger = dangerHere();
+    if (starts.has(index + 1)) {
+      before = 'dollar';
+      index += 1;
+    } else if (next === '(' && command[index + 2] === '(') {
+      stack.push({ kind: 'arithmetic', closer: ')', depth: 0, danger: danger ?? '$(( ))' });
+      index += 3;
+    } else if (next === '(') {
+      stack.push(newCode(')', danger));
+      index += 2;
+    } else if (next === '[') {
+      stack.push({ kind: 'arithmetic', closer: ']', depth: 0, danger: danger ?? '$[ ]' });
+      index += 2;
+    } else if (next === '{') {
+      stack.push({ kind: 'parameter', inDouble, depth: 0, nameLength: 0, inName: true, danger });
+      index += 2;
+    } else if (next === "'" && !inDouble) {
+      stack.push({ kind: 'ansi', danger });
+      index += 2;
+    } else {
+      index += 1;
+    }
+  };
+  // `\` escapes the next character; before a placeholder it is remembered instead.
+  const escape = (): void => {
+    if (starts.has(index + 1)) {
+      before = 'backslash';
+      index += 1;
+    } else {
+      index += 2;
+    }
+  };
+  const openBacktick = (): void => {
+    stack.push(newCode('`', dangerHere()));
+    index += 1;
+  };
+
+  /** One character of code (the frame on top is `frame`). */
+  const readCode = (frame: CodeFrame, character: string): void => {
+    const next = command[index + 1];
+    if (character === '\\') {
+      touchWord(frame, index);
+      escape();
+    } else if (character === '$') {
+      touchWord(frame, index);
+      openDollar(false);
+    } else if (character === '#' && frame.word === undefined) {
+      const newline = command.indexOf('\n', index);
+      index = newline === -1 ? command.length : newline;
+    } else if (character === "'" || character === '"') {
+      touchWord(frame, index);
+      stack.push(character === "'" ? { kind: 'single', danger: frame.danger } : { kind: 'double', danger: frame.danger });
+      index += 1;
+    } else if (character === '`') {
+      if (frame.closer === '`') {
+        finishCommand(frame, index);
+        stack.pop();
+        index += 1;
+      } else {
+        touchWord(frame, index);
+        openBacktick();
+      }
+    } else if (character === '[' && frame.word !== undefined && subscriptFollows(frame)) {
+      stack.push({ kind: 'arithmetic', closer: ']', depth: 0, danger: frame.danger ?? 'an array subscript' });
+      index += 1;
+    } else if (character === '[' && frame.word === undefined && frame.arrayLiteral) {
+      touchWord(frame, index);
+      stack.push({ kind: 'arithmetic', closer: ']', depth: 0, danger: frame.danger ?? 'an array subscript' });
+      index += 1;
+    } else if (frame.doubleBracket && (character === '<' || character === '>' || character === '(' || character === ')' || character === '&' || character === '|')) {
+      // Inside [[ ]] these are operators of the test, not redirections or lists.
+      finishWord(frame, index);
+      const length = (character === '&' || character === '|') && next === character ? 2 : 1;
+      frame.words.push({ start: index, raw: command.slice(index, index + length), literal: command.slice(index, index + length), placeholders: [] });
+      index += length;
+    } else if ((character === '<' || character === '>') && next === '(') {
+      touchWord(frame, index); // process substitution: a command inside a word
+      stack.push(newCode(')', frame.danger));
+      index += 2;
+    } else if (character === '<' || character === '>') {
+      readRedirection(frame, character);
+    } else if (character === '(' && next === '(' && frame.word === undefined && !frame.arrayLiteral) {
+      stack.push({ kind: 'arithmetic', closer: ')', depth: 0, danger: frame.danger ?? '(( ))' });
+      index += 2;
+    } else if (character === '(') {
+      if (frame.word !== undefined && frame.word.start < index && assignmentWord.test(command.slice(frame.word.start, index)) && command[index - 1] === '=') {
+        stack.push(newCode(')', frame.danger, true));
+      } else if (!frame.casePattern) {
+        finishCommand(frame, index);
+        frame.depth += 1;
+      }
+      index += 1;
+    } else if (character === ')') {
+      if (frame.casePattern) {
+        finishWord(frame, index);
+        frame.casePattern = false;
+        frame.words = [];
+      } else if (frame.depth > 0) {
+        finishCommand(frame, index);
+        frame.depth -= 1;
+      } else if (frame.closer === ')') {
+        finishCommand(frame, index);
+        stack.pop();
+      }
+      index += 1;
+    } else if (character === '|') {
+      if (frame.casePattern) finishWord(frame, index);
+      else if (next === '|') finishCommand(frame, index);
+      else finishCommand(frame, index, true);
+      index += next === '|' || next === '&' ? 2 : 1;
+    } else if (character === '&') {
+      if (next === '>') {
+        finishWord(frame, index);
+        index += 1;
+        readRedirection(frame, '>');
+      } else {
+        finishCommand(frame, index);
+        index += next === '&' ? 2 : 1;
+      }
+    } else if (character === ';') {
+      finishCommand(frame, index);
+      // `;;`, `;&` and `;;&` end a case item: a pattern follows.
+      if (frame.caseDepth > 0 && (next === ';' || next === '&')) {
+        frame.casePattern = true;
+        index += next === ';' && command[index + 2] === '&' ? 3 : 2;
+      } else {
+        index += 1;
+      }
+    } else if (character === '\n') {
+      if (!frame.doubleBracket) finishCommand(frame, index);
+      else finishWord(frame, index);
+      index += 1;
+      const heredoc = pendingHeredocs.shift();
+      if (heredoc) stack.push(heredoc);
+    } else if (character === ' ' || character === '\t') {
+      finishWord(frame, index);
+      index += 1;
+    } else {
+      touchWord(frame, index);
+      index += 1;
+    }
+  };
+
+  /** `name[` at the start of an assignment (before the command, or after declare and the like). */
+  const subscriptFollows = (frame: CodeFrame): boolean => {
+    const name = command.slice(frame.word!.start, index);
+    if (!identifier.test(name)) return false;
+    const at = nameIndex(frame.words);
+    return at === frame.words.length || declarationBuiltins.has(frame.words[at]!.literal ?? '');
+  };
+
+  /** A redirection operator at `index`; here-documents are queued, other targets marked. */
+  const readRedirection = (frame: CodeFrame, character: string): void => {
+    // Digits right before the operator name a file descriptor (`2>`), not an argument.
+    if (frame.word !== undefined && /^\d+$/.test(command.slice(frame.word.start, index))) frame.word = undefined;
+    else finishWord(frame, index);
+    if (character === '<' && command.startsWith('<<<', index)) {
+      frame.pendingRedirect = '<<<';
+      index += 3;
+    } else if (character === '<' && command.startsWith('<<', index)) {
+      index = readHeredocOperator(command, index, starts, (heredoc) => {
+        const full: HeredocFrame = { kind: 'heredoc', ...heredoc, danger: frame.danger };
+        pendingHeredocs.push(full);
+        frame.heredocs.push(full);
+      });
+    } else {
+      const operator = /^(<>|<&|>>|>&|>\||<|>)/.exec(command.slice(index, index + 2))![0];
+      frame.pendingRedirect = operator;
+      index += operator.length;
+    }
+  };
+
+  while (index < command.length) {
+    const frame = top();
+
+    // A here-document body ends at a line that is exactly its delimiter.
+    if (frame.kind === 'heredoc' && (index === 0 || command[index - 1] === '\n')) {
+      const newline = command.indexOf('\n', index);
+      const lineEnd = newline === -1 ? command.length : newline;
+      let line = command.slice(index, lineEnd);
+      if (frame.stripTabs) line = line.replace(/^\t+/, '');
+      if (line === frame.delimiter) {
+        stack.pop();
+        index = lineEnd + 1;
+        const next = pendingHeredocs.shift();
+        if (next && index < command.length) stack.push(next);
+        continue;
+      }
+    }
+
+    const placeholder = starts.get(index);
+    if (placeholder) {
+      const shellPlaceholder: ShellPlaceholder = { ...placeholder, quoting: quotingOf(frame), before };
+      if (frame.danger !== undefined) shellPlaceholder.codePlace = frame.danger;
+      if (frame.kind === 'parameter' && frame.inName) frame.inName = false;
+      place(shellPlaceholder);
+      found.push(shellPlaceholder);
+      before = null;
+      index = placeholder.end;
+      continue;
+    }
+    before = null;
+
+    const character = command[index]!;
+    switch (frame.kind) {
+      case 'code':
+        readCode(frame, character);
+        break;
+
+      case 'single':
+        if (character === "'") stack.pop();
+        index += 1;
+        break;
+
+      case 'ansi':
+        if (character === '\\') escape();
+        else {
+          if (character === "'") stack.pop();
+          index += 1;
+        }
+        break;
+
+      case 'double':
+        if (character === '\\') escape();
+        else if (character === '$') openDollar(true);
+        else if (character === '`') openBacktick();
+        else {
+          if (character === '"') stack.pop();
+          index += 1;
+        }
+        break;
+
+      case 'heredoc':
+        if (frame.quoted) index += 1;
+        else if (character === '\\') escape();
+        else if (character === '$') openDollar(true);
+        else if (character === '`') openBacktick();
+        else index += 1;
+        break;
+
+      case 'parameter':
+        if (frame.inName) {
+          // `${name[…]…}` has a subscript; `${name:…}` (not `:-`, `:=`, `:?`, `:+`) an arithmetic offset.
+          const nameCharacter = /[A-Za-z0-9_]/.test(character) || (frame.nameLength === 0 && '!#@*?$-'.includes(character));
+          if (nameCharacter) {
+            frame.nameLength += 1;
+            index += 1;
+            break;
+          }
+          frame.inName = false;
+          if (character === '[') {
+            stack.push({ kind: 'arithmetic', closer: ']', depth: 0, danger: frame.danger ?? 'an array subscript' });
+            frame.inName = true; // `${a[1]:2}`: an offset may follow the subscript
+            index += 1;
+            break;
+          }
+          if (character === ':' && !'-=?+'.includes(command[index + 1] ?? '')) {
+            frame.danger ??= '${x:offset}';
+            index += 1;
+            break;
+          }
+        }
+        if (character === '\\') escape();
+        else if (character === '$') openDollar(frame.inDouble);
+        else if (character === '`') openBacktick();
+        else {
+          if (character === '}') {
+            if (frame.depth > 0) frame.depth -= 1;
+            else stack.pop();
+          } else if (character === '{') frame.depth += 1;
+          else if (character === '"') stack.push({ kind: 'double', danger: frame.danger });
+          else if (character === "'" && !frame.inDouble) stack.push({ kind: 'single', danger: frame.danger });
+          index += 1;
+        }
+        break;
+
+      case 'arithmetic':
+        if (character === '\\') escape();
+        else if (character === '$') openDollar(false);
+        else if (character === '`') openBacktick();
+        else if (character === frame.closer && frame.depth === 0) {
+          stack.pop();
+          index += frame.closer === ')' && command[index + 1] === ')' ? 2 : 1;
+        } else {
+          const opener = frame.closer === ')' ? '(' : '[';
+          if (character === opener) frame.depth += 1;
+          else if (character === frame.closer) frame.depth -= 1;
+          else if (character === '"') stack.push({ kind: 'double', danger: frame.danger });
+          else if (character === "'") stack.push({ kind: 'single', danger: frame.danger });
+          index += 1;
+        }
+        break;
+    }
+  }
+  // Close what the command left open, so its last command is looked at too.
+  for (let at = stack.length - 1; at >= 0; at -= 1) {
+    const frame = stack[at]!;
+    if (frame.kind === 'code') finishCommand(frame, command.length);
+  }
+  return found;
+}
+
+/**
+ * Reads `<<[-]word` starting at `index` and hands over its here-document (the body starts after
+ * the next unquoted newline). Any quoting in the word makes the body literal. Returns the index
+ * after the word. A word that is empty or starts with a placeholder gives no here-document.
+ */
+function readHeredocOperator(
+  command: string, index: number, starts: Map<number, PlaceholderSpan>,
+  queue: (heredoc: { delimiter: string; stripTabs: boolean; quoted: boolean }) => void,
+): number {
+  let cursor = index + 2;
+  const stripTabs = command[cursor] === '-';
+  if (stripTabs) cursor += 1;
+  while (command[cursor] === ' ' || command[cursor] === '\t') cursor += 1;
+  let delimiter = '';
+  let quoted = false;
+  while (cursor < command.length && !wordEnd.has(command[cursor]!) && !starts.has(cursor)) {
+    const character = command[cursor]!;
+    if (character === "'" || character === '"') {
+      quoted = true;
+      const close = command.indexOf(character, cursor + 1);
+      const end = close === -1 ? command.length : close;
+      delimiter += command.slice(cursor + 1, end);
+      cursor = end + 1;
+    } else if (character === '\\') {
+      quoted = true;
+      delimiter += command[cursor + 1] ?? '';
+      cursor += 2;
+    } else {
+      delimiter += character;
+      cursor += 1;
+    }
+  }
+  if (delimiter !== '') queue({ delimiter, stripTabs, quoted });
+  return cursor;
+}
+
+function quotingOf(frame: Frame): Quoting {
+  switch (frame.kind) {
+    case 'code':
+    case 'arithmetic':
+      return 'unquoted';
+    case 'parameter':
+      return frame.inDouble ? 'double' : 'unquoted';
+    case 'heredoc':
+      return frame.quoted ? 'quotedHeredoc' : 'heredoc';
+    default:
+      return frame.kind;
+  }
+}

@@ -1,0 +1,217 @@
+// Shell safety (DESIGN §4): places where the shell runs text as code refuse placeholders when a
+// pipeline is saved; places where a value is parsed as code again (bash -c, eval, …) warn.
+// The exploits run under a real bash, with the environment renderShellCommand gives a step.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ValidationError, type ValidationIssue } from '../../src/core/errors';
+import { parsePipelineExport, pipelineWarnings, validatePipeline, type PipelineContext } from '../../src/core/pipeline';
+import { renderShellCommand, type TemplateContext } from '../../src/core/template';
+
+const projectId = 'prj_0123456789abcdef';
+const context: PipelineContext = { projectIds: [projectId], harnessIds: ['claude'] };
+const now = 1_700_000_000_000;
+const bash = ['/bin/bash', '/usr/bin/bash'].find((path) => existsSync(path));
+
+function pipelineWith(command: string): Record<string, unknown> {
+  return { name: 'Hostile', projectId, variables: {}, steps: [{ id: 'build', name: 'Build', kind: 'shell', command }] };
+}
+
+/** The issues validatePipeline refuses `command` with, or [] when it saves. */
+function refusals(command: string): ValidationIssue[] {
+  try {
+    validatePipeline(pipelineWith(command), context, now);
+    return [];
+  } catch (error) {
+    if (error instanceof ValidationError) return error.issues;
+    throw error;
+  }
+}
+
+function warningsOf(command: string): ValidationIssue[] {
+  return pipelineWarnings(validatePipeline(pipelineWith(command), context, now));
+}
+
+function templateContext(title: string): TemplateContext {
+  return { issue: { title }, vars: {}, steps: {}, run: { id: 'run_1' }, project: { name: 'p', path: '/p' }, workspace: '/w' };
+}
+
+/**
+ * Runs `command` with bash in an empty folder; true when it created a file there. `placeholder`
+ * stands where Factory used to put `${FACTORY_T1}` (what renderShellCommand wrote in arithmetic),
+ * with the title in the environment as a step gets it.
+ */
+function bashRunsTitle(command: string, title: string): boolean {
+  const folder = mkdtempSync(join(tmpdir(), 'factory-shell-safety-'));
+  try {
+    const rendered = command.replaceAll('{{issue.title}}', '${FACTORY_T1}');
+    const env = { ...renderShellCommand('true', templateContext(title)).env, FACTORY_T1: title, PATH: process.env.PATH ?? '/usr/bin:/bin' };
+    spawnSync(bash!, ['-c', rendered], { cwd: folder, env, encoding: 'utf8', timeout: 10_000 });
+    return readdirSync(folder).length > 0;
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+const exploit = 'a[$(touch PWNED)]';
+
+/** Places where bash evaluates the text of an expansion as code: each ran the exploit under bash 5. */
+const codePlaces: Array<[command: string, place: string]> = [
+  ['echo $(( {{issue.title}} + 1 ))', '$(( ))'],
+  ['echo "$(( {{issue.title}} ))"', '$(( ))'],
+  ['echo $(( "{{issue.title}}" ))', '$(( ))'],
+  ['echo $[ {{issue.title}} ]', '$[ ]'],
+  ['echo "$[ {{issue.title}} ]"', '$[ ]'],
+  ['(( {{issue.title}} > 3 )) && echo big', '(( ))'],
+  ['if (( "{{issue.title}}" )); then echo yes; fi', '(( ))'],
+  ['for (( i = 0; i < {{issue.title}}; i++ )); do :; done', '(( ))'],
+  ['a[{{issue.title}}]=1', 'an array subscript'],
+  ['a["{{issue.title}}"]=1', 'an array subscript'],
+  ['a[ {{issue.title}} ]=1', 'an array subscript'],
+  ['declare -a x; x+=( [{{issue.title}}]=1 )', 'an array subscript'],
+  ['x=( [ "{{issue.title}}" ]=1 )', 'an array subscript'],
+  ['a=(1 2); echo "${a[{{issue.title}}]}"', 'an array subscript'],
+  ['x=abc; echo "${x:{{issue.title}}}"', '${x:offset}'],
+  ['x=abc; echo "${x:0:{{issue.title}}}"', '${x:offset}'],
+  ['[[ "{{issue.title}}" -eq 1 ]]', '[[ -eq ]]'],
+  ['[[ 1 -lt {{issue.title}} ]] || echo no', '[[ -eq ]]'],
+  ['[[ -v "{{issue.title}}" ]]', 'a variable name'],
+  ['test -v "{{issue.title}}"', 'a variable name'],
+  ['let "{{issue.title}}"', 'let'],
+  ['read -r "{{issue.title}}" <<< x', 'a variable name'],
+  ['printf -v "{{issue.title}}" x', 'a variable name'],
+  ['declare "{{issue.title}}=1"', 'a variable name'],
+  ['declare -i n="{{issue.title}}"', 'a variable name'],
+  ['f() { local "{{issue.title}}=1"; }; f', 'a variable name'],
+  ['echo "$(( $(echo "{{issue.title}}") ))"', '$(( ))'],
+  ['cat <<EOF\n$(( {{issue.title}} ))\nEOF', '$(( ))'],
+];
+
+const refuse = suite('shell safety: places where the shell runs text as code');
+
+refuse('under bash, a webhook value in each of these places runs a command', () => {
+  if (!bash) return;
+  for (const [command] of codePlaces) assert.ok(bashRunsTitle(command, exploit), `bash did not run the value in ${JSON.stringify(command)}`);
+  assert.not.ok(bashRunsTitle('echo "{{issue.title}}"', exploit), 'the control case ran');
+});
+
+refuse('saving refuses a placeholder in each of them, naming the step, the placeholder and the place', () => {
+  for (const [command, place] of codePlaces) {
+    const issues = refusals(command);
+    assert.is(issues.length, 1, `${JSON.stringify(command)}: ${JSON.stringify(issues)}`);
+    assert.is(issues[0]!.field, 'steps.build.command');
+    assert.ok(issues[0]!.message.includes('`{{issue.title}}`'), issues[0]!.message);
+    assert.ok(issues[0]!.message.includes(place), `${JSON.stringify(command)}: ${issues[0]!.message}`);
+    assert.ok(issues[0]!.message.includes('runs text as code') || issues[0]!.message.includes('as code'), issues[0]!.message);
+  }
+  const error = (() => {
+    try {
+      validatePipeline(pipelineWith('echo $(( {{issue.title}} + 1 ))'), context, now);
+    } catch (caught) {
+      return caught as ValidationError;
+    }
+    return undefined;
+  })();
+  assert.match(error!.message, 'steps.build.command: `{{issue.title}}` stands inside $(( )), where the shell runs text as code: move it out (compare in a [ ] test instead');
+});
+
+refuse('an import and a template are refused the same way', () => {
+  const exported = JSON.stringify({ servicePipeline: 1, name: 'x', variables: {}, steps: [{ id: 'count', name: 'Count', kind: 'shell', command: 'echo $(( {{vars.n}} * 2 ))' }] });
+  try {
+    parsePipelineExport(exported);
+    assert.unreachable('the import was accepted');
+  } catch (error) {
+    assert.instance(error, ValidationError);
+    assert.match((error as Error).message, 'steps.count.command: `{{vars.n}}` stands inside $(( ))');
+  }
+});
+
+refuse('a run of a pipeline stored before this check refuses to render the command', () => {
+  assert.throws(() => renderShellCommand('echo $(( {{issue.title}} ))', templateContext(exploit)), /stands inside \$\(\( \)\)/);
+});
+
+refuse('the same placeholders in safe places still save', () => {
+  const safe = [
+    'echo "{{issue.title}}"',
+    '[ "{{issue.title}}" -eq 1 ] || echo no',
+    'test "{{issue.title}}" -gt 2',
+    '[[ "{{issue.title}}" == 1 ]]',
+    'n="{{issue.title}}"; case "$n" in ""|*[!0-9]*) exit 1;; esac; echo $(( n + 1 ))',
+    'echo a[{{issue.title}}]',
+    'echo "a[{{issue.title}}]"',
+    'declare -A m; m[key]="{{issue.title}}"',
+    'x="${y:-{{issue.title}}}"',
+    'read -r line <<< "{{issue.title}}"',
+    'read -r -p "{{issue.title}}" answer',
+    'printf "%s\\n" "{{issue.title}}"',
+    'echo "$(case "{{issue.title}}" in a) echo one;; *) echo other;; esac)" && echo $(( 1 + 2 ))',
+    'cat <<EOF\n(( {{issue.title}} ))\n$[ is text\nEOF',
+    'echo "(( {{issue.title}} ))" \'$(( 1 ))\'',
+    'echo $(( 1 + 2 )) "{{issue.title}}" # $(( {{issue.title}} ))',
+  ];
+  for (const command of safe) assert.equal(refusals(command), [], command);
+});
+
+/** Places where the value is parsed as shell code again by another command: warnings. */
+const reparsed: Array<[command: string, by: string]> = [
+  ['sh -c "echo {{issue.title}}"', 'sh -c'],
+  ['bash -lc "echo {{issue.title}}"', 'bash -c'],
+  ['timeout 5 sh -c "echo {{issue.title}}"', 'sh -c'],
+  ['eval "echo {{issue.title}}"', 'eval'],
+  ['trap "echo {{issue.title}}" EXIT', 'trap'],
+  ['echo "echo {{issue.title}}" | sh', 'sh'],
+  ['bash <<EOF\necho {{issue.title}}\nEOF', 'bash'],
+  ['sh <<< "echo {{issue.title}}"', 'sh'],
+];
+
+const warn = suite('shell safety: places where the value is parsed as code again');
+
+warn('under bash, a value there runs a command', () => {
+  if (!bash) return;
+  for (const [command] of reparsed) {
+    const { command: rendered, env } = renderShellCommand(command, templateContext('$(touch PWNED)'));
+    const folder = mkdtempSync(join(tmpdir(), 'factory-shell-safety-'));
+    try {
+      spawnSync(bash, ['-c', rendered], { cwd: folder, env: { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeout: 10_000 });
+      assert.ok(readdirSync(folder).length > 0, `nothing ran in ${JSON.stringify(command)}`);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }
+});
+
+warn('saving warns about each, naming the placeholder and what parses it', () => {
+  for (const [command, by] of reparsed) {
+    const found = warningsOf(command);
+    assert.is(found.length, 1, `${JSON.stringify(command)}: ${JSON.stringify(found)}`);
+    assert.is(found[0]!.field, 'steps.build.command');
+    assert.ok(found[0]!.message.includes('`{{issue.title}}`') && found[0]!.message.includes(`\`${by}\``), `${JSON.stringify(command)}: ${found[0]!.message}`);
+    assert.ok(found[0]!.message.includes('$FACTORY_ISSUE_TITLE'), found[0]!.message);
+  }
+});
+
+warn('passing the value as an argument or through a quoted here-document is not warned about', () => {
+  for (const command of [
+    'sh -c \'echo "$1"\' _ "{{issue.title}}"',
+    'bash ./deploy.sh "{{issue.title}}"',
+    'echo "{{issue.title}}" | grep -c x',
+    'echo "sh -c {{issue.title}}"',
+    'python3 script.py "{{issue.title}}"',
+    'bash <<\'EOF\'\necho "{{issue.title}}"\nEOF',
+  ]) assert.equal(warningsOf(command), [], command);
+});
+
+warn('single quotes and quoted here-documents keep their own warnings', () => {
+  const quoted = warningsOf(`echo '{{issue.title}}'`);
+  assert.is(quoted.length, 1);
+  assert.match(quoted[0]!.message, 'single quotes');
+  const heredoc = warningsOf(`cat <<'EOF'\n{{issue.title}}\nEOF`);
+  assert.is(heredoc.length, 1);
+  assert.match(heredoc[0]!.message, 'quoted here-document');
+});
+
+refuse.run();
+warn.run();
