@@ -8,7 +8,7 @@ import type { Pipeline, PipelineExport, PipelineInput, PipelineTemplateId, Step,
 import { ValidationError, errorMessage, quote } from './errors';
 import type { ValidationIssue } from './errors';
 import { isId, newId } from './ids';
-import { isKnownPlaceholderRoot, listPlaceholders, shellCommandProblems } from './template';
+import { isKnownPlaceholderRoot, listPlaceholders, nulCharacterMessage, shellCommandProblems } from './template';
 
 /** What validation checks references against: the ids that exist where the pipeline is saved. */
 export interface PipelineContext {
@@ -94,6 +94,10 @@ function readText(record: Record<string, unknown>, key: string, field: string, r
     issues.push({ field, message: `is ${text.length} characters long; the most is ${rule.max}` });
     return undefined;
   }
+  if (text.includes('\0')) {
+    issues.push({ field, message: nulCharacterMessage });
+    return undefined;
+  }
   return text;
 }
 
@@ -155,6 +159,8 @@ function readTextMap(record: Record<string, unknown>, key: string, field: string
       issues.push({ field: `${field}.${name}`, message: `must be text, not ${shown(text)}` });
     } else if (text.length > maxTextLength) {
       issues.push({ field: `${field}.${name}`, message: `is ${text.length} characters long; the most is ${maxTextLength}` });
+    } else if (text.includes('\0')) {
+      issues.push({ field: `${field}.${name}`, message: nulCharacterMessage });
     } else {
       result[name] = text;
     }
@@ -333,6 +339,7 @@ function readChoices(raw: Record<string, unknown>, field: string, issues: Issues
       if (label === undefined) issues.push({ field: `${field}.options`, message: `${position} must be text, not ${shown(option)}` });
       else if (label === '') issues.push({ field: `${field}.options`, message: `${position} is empty` });
       else if (label.length > maxNameLength) issues.push({ field: `${field}.options`, message: `${position} is ${label.length} characters long; the most is ${maxNameLength}` });
+      else if (label.includes('\0')) issues.push({ field: `${field}.options`, message: `${position} ${nulCharacterMessage}` });
       else if (options.includes(label)) issues.push({ field: `${field}.options`, message: `${position}, ${quote(label)}, repeats option ${options.indexOf(label) + 1}` });
       else options.push(label);
     });
@@ -438,8 +445,9 @@ function readPipeline(input: unknown, context: PipelineContext, now: number): { 
  * input's `createdAt` when it is a valid time (the caller should put back the stored one);
  * `updatedAt` is always `now`. Approval steps lose `retries`, `timeoutSec` and `continueOnError`.
  * Throws ValidationError listing every issue, with fields such as `steps.deploy.command` or
- * `steps.#2.id` (1-based, for a step without a usable id). A shell command with a placeholder
- * where the shell runs text as code is refused (`shellCommandProblems`).
+ * `steps.#2.id` (1-based, for a step without a usable id). Text holding NUL is refused (no
+ * process can be given it), and so is a shell command with a placeholder where the shell runs
+ * text as code (`shellCommandProblems`).
  */
 export function validatePipeline(input: unknown, context: PipelineContext, now: number): Pipeline {
   const { pipeline, issues } = readPipeline(input, context, now);

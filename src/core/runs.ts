@@ -5,6 +5,7 @@ import type { ApprovalStep, Issue, Run, RunFilter, RunStatus, StartRunRequest, S
 import { finishedRunStatuses } from './api';
 import { ValidationError, quote, type ValidationIssue } from './errors';
 import { isPlainObject } from './settings';
+import { nulCharacterMessage } from './template';
 
 export const runStatuses: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'];
 export const defaultListLimit = 500;
@@ -25,31 +26,82 @@ export function isFinished(status: RunStatus): boolean {
 const issueTextFields = ['key', 'description', 'url', 'priority', 'source'] as const;
 const maxTitleLength = 1000;
 const maxTextLength = 1_000_000;
+/** A value as an error message shows it: lists and objects by their kind (they may be huge or deep), the rest quoted. */
+function shown(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object' && value !== null) return 'an object';
+  return quote(value);
+}
 
-/** Checks an issue from any door; returns a clean copy (unknown fields dropped, `raw` kept). */
+/**
+ * How deep `issue.raw` may nest, the top object being level 1: what a generic webhook body may be
+ * (src/triggers/providers/generic.ts), since deeper objects overflow the stack of JSON.stringify
+ * and structuredClone when the run is stored.
+ */
+export const maxRawDepth = 100;
+
+/**
+ * Checks `issue.raw` without recursion: nesting deeper than `maxRawDepth`, and NUL in its texts
+ * and keys (reported once, at the path of the first one found). Each object is visited once.
+ */
+function checkRaw(raw: Record<string, unknown>, field: string, issues: ValidationIssue[]): void {
+  const pending: { value: object; depth: number; path: string }[] = [{ value: raw, depth: 1, path: field }];
+  const visited = new Set<object>();
+  let nulAt: string | undefined;
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (next.depth > maxRawDepth) {
+      issues.push({ field, message: `is nested deeper than ${maxRawDepth} levels of objects and lists; a webhook body may nest at most ${maxRawDepth}` });
+      return;
+    }
+    if (visited.has(next.value)) continue;
+    visited.add(next.value);
+    for (const [key, child] of Object.entries(next.value)) {
+      if (nulAt === undefined && key.includes('\0')) nulAt = next.path;
+      if (typeof child === 'string' && nulAt === undefined && child.includes('\0')) nulAt = `${next.path}.${key}`;
+      if (typeof child === 'object' && child !== null) pending.push({ value: child, depth: next.depth + 1, path: `${next.path}.${key}` });
+    }
+  }
+  if (nulAt !== undefined) issues.push({ field: nulAt.length > 200 ? `${nulAt.slice(0, 197)}...` : nulAt, message: nulCharacterMessage });
+}
+
+/**
+ * Checks an issue from any door; returns a clean copy (unknown fields dropped, `raw` kept). Refuses
+ * text holding NUL (in `raw` too) and a `raw` nested deeper than `maxRawDepth`.
+ */
 export function validateIssue(input: unknown, issues: ValidationIssue[], field = 'issue'): Issue | undefined {
   if (!isPlainObject(input)) {
-    issues.push({ field, message: `must be an object with at least a title, not ${quote(input)}` });
+    issues.push({ field, message: `must be an object with at least a title, not ${shown(input)}` });
     return undefined;
   }
   const title = typeof input.title === 'string' ? input.title.trim() : '';
   if (!title) issues.push({ field: `${field}.title`, message: 'an issue needs a title' });
   else if (title.length > maxTitleLength) issues.push({ field: `${field}.title`, message: `is ${title.length} characters long; at most ${maxTitleLength}` });
+  else if (title.includes('\0')) issues.push({ field: `${field}.title`, message: nulCharacterMessage });
   const issue: Issue = { title };
   for (const name of issueTextFields) {
     const value = input[name];
     if (value === undefined || value === null) continue;
-    if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `must be text, not ${quote(value)}` });
+    if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `must be text, not ${shown(value)}` });
     else if (value.length > maxTextLength) issues.push({ field: `${field}.${name}`, message: `is too long (${value.length} characters; at most ${maxTextLength})` });
+    else if (value.includes('\0')) issues.push({ field: `${field}.${name}`, message: nulCharacterMessage });
     else issue[name] = value;
   }
   if (input.labels !== undefined && input.labels !== null) {
-    if (Array.isArray(input.labels) && input.labels.length <= 100 && input.labels.every((label) => typeof label === 'string')) issue.labels = [...input.labels];
-    else issues.push({ field: `${field}.labels`, message: `must be a list of up to 100 texts, not ${quote(input.labels)}` });
+    if (!Array.isArray(input.labels)) issues.push({ field: `${field}.labels`, message: `must be a list of up to 100 texts, not ${shown(input.labels)}` });
+    else if (input.labels.length > 100) issues.push({ field: `${field}.labels`, message: `has ${input.labels.length} labels; at most 100` });
+    else if (!input.labels.every((label) => typeof label === 'string')) {
+      issues.push({ field: `${field}.labels`, message: `must hold only texts, not ${shown(input.labels.find((label) => typeof label !== 'string'))}` });
+    } else if (input.labels.some((label) => label.includes('\0'))) {
+      issues.push({ field: `${field}.labels`, message: `a label ${nulCharacterMessage}` });
+    } else issue.labels = [...input.labels];
   }
   if (input.raw !== undefined && input.raw !== null) {
-    if (isPlainObject(input.raw)) issue.raw = input.raw;
-    else issues.push({ field: `${field}.raw`, message: `must be an object, not ${quote(input.raw)}` });
+    if (!isPlainObject(input.raw)) issues.push({ field: `${field}.raw`, message: `must be an object, not ${shown(input.raw)}` });
+    else {
+      const before = issues.length;
+      checkRaw(input.raw, `${field}.raw`, issues);
+      if (issues.length === before) issue.raw = input.raw;
+    }
   }
   return issue;
 }
@@ -59,12 +111,13 @@ export function validateVariables(input: unknown, field: string, issues: Validat
   const variables: Record<string, string> = {};
   if (input === undefined || input === null) return variables;
   if (!isPlainObject(input)) {
-    issues.push({ field, message: `must be an object of names to texts, not ${quote(input)}` });
+    issues.push({ field, message: `must be an object of names to texts, not ${shown(input)}` });
     return variables;
   }
   for (const [name, value] of Object.entries(input)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) issues.push({ field: `${field}.${name}`, message: 'a variable name uses letters, digits and _ and does not start with a digit' });
-    else if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `must be text, not ${quote(value)}` });
+    else if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `must be text, not ${shown(value)}` });
+    else if (value.includes('\0')) issues.push({ field: `${field}.${name}`, message: nulCharacterMessage });
     else variables[name] = value;
   }
   return variables;
@@ -72,7 +125,7 @@ export function validateVariables(input: unknown, field: string, issues: Validat
 
 /** Checks `startRun`'s argument; the pipeline id is looked up by the caller. */
 export function validateStartRequest(input: unknown): Required<Pick<StartRunRequest, 'pipelineId' | 'variables'>> & { issue?: Issue } {
-  if (!isPlainObject(input)) throw new ValidationError(`startRun takes { pipelineId, issue?, variables? }, not ${quote(input)}`);
+  if (!isPlainObject(input)) throw new ValidationError(`startRun takes { pipelineId, issue?, variables? }, not ${shown(input)}`);
   const issues: ValidationIssue[] = [];
   if (typeof input.pipelineId !== 'string' || !input.pipelineId) issues.push({ field: 'pipelineId', message: 'name the pipeline to run' });
   const issue = input.issue === undefined || input.issue === null ? undefined : validateIssue(input.issue, issues);
@@ -84,24 +137,24 @@ export function validateStartRequest(input: unknown): Required<Pick<StartRunRequ
 /** Checks `listRuns`'s filter; undefined and null mean no filter. */
 export function validateRunFilter(input: unknown): RunFilter & { limit: number } {
   if (input === undefined || input === null) return { limit: defaultListLimit };
-  if (!isPlainObject(input)) throw new ValidationError(`listRuns takes a filter object, not ${quote(input)}`);
+  if (!isPlainObject(input)) throw new ValidationError(`listRuns takes a filter object, not ${shown(input)}`);
   const issues: ValidationIssue[] = [];
   const filter: RunFilter & { limit: number } = { limit: defaultListLimit };
   if (input.status !== undefined && input.status !== null && input.status !== '') {
     if (runStatuses.includes(input.status as RunStatus)) filter.status = input.status as RunStatus;
-    else issues.push({ field: 'status', message: `must be one of ${runStatuses.join(', ')}, not ${quote(input.status)}` });
+    else issues.push({ field: 'status', message: `must be one of ${runStatuses.join(', ')}, not ${shown(input.status)}` });
   }
   if (input.pipelineId !== undefined && input.pipelineId !== null && input.pipelineId !== '') {
     if (typeof input.pipelineId === 'string') filter.pipelineId = input.pipelineId;
-    else issues.push({ field: 'pipelineId', message: `must be a pipeline id, not ${quote(input.pipelineId)}` });
+    else issues.push({ field: 'pipelineId', message: `must be a pipeline id, not ${shown(input.pipelineId)}` });
   }
   if (input.search !== undefined && input.search !== null && input.search !== '') {
     if (typeof input.search === 'string' && input.search.length <= 500) filter.search = input.search;
-    else issues.push({ field: 'search', message: `must be text of up to 500 characters, not ${quote(input.search)}` });
+    else issues.push({ field: 'search', message: `must be text of up to 500 characters, not ${shown(input.search)}` });
   }
   if (input.limit !== undefined && input.limit !== null) {
     if (Number.isInteger(input.limit) && (input.limit as number) >= 1 && (input.limit as number) <= maxListLimit) filter.limit = input.limit as number;
-    else issues.push({ field: 'limit', message: `must be a whole number from 1 to ${maxListLimit}, not ${quote(input.limit)}` });
+    else issues.push({ field: 'limit', message: `must be a whole number from 1 to ${maxListLimit}, not ${shown(input.limit)}` });
   }
   if (issues.length > 0) throw new ValidationError(issues, 'Bad run filter:');
   return filter;
@@ -138,7 +191,7 @@ function slimStep(step: StepRun): StepRun {
 export function resolveSelection(step: ApprovalStep, selected: unknown): string[] | undefined {
   if (!step.choices) return undefined;
   if (selected !== undefined && selected !== null && !Array.isArray(selected)) {
-    throw new ValidationError(`selected must be a list of option ids such as ["1"], not ${quote(selected)}`);
+    throw new ValidationError(`selected must be a list of option ids such as ["1"], not ${shown(selected)}`);
   }
   const given = new Set(((selected as unknown[] | undefined) ?? []).filter((id): id is string => typeof id === 'string'));
   const known = step.choices.options.map((_label, index) => String(index + 1)).filter((id) => given.has(id));

@@ -3,6 +3,7 @@
 import type { ProjectInput, Settings, SettingsInput } from './api';
 import { ValidationError, quote, type ValidationIssue } from './errors';
 import { isId } from './ids';
+import { nulCharacterMessage } from './template';
 
 export const defaultSettings: Settings = {
   webhookServer: { enabled: false, host: '127.0.0.1', port: 7717 },
@@ -94,16 +95,20 @@ export function validateProject(input: unknown): ProjectInput {
     if (isId(input.id, 'prj')) project.id = input.id;
     else issues.push({ field: 'id', message: `is not a project id: ${quote(input.id)}` });
   }
-  if (typeof input.name === 'string' && input.name.trim() && input.name.trim().length <= 200) project.name = input.name.trim();
+  if (typeof input.name === 'string' && input.name.includes('\0')) issues.push({ field: 'name', message: nulCharacterMessage });
+  else if (typeof input.name === 'string' && input.name.trim() && input.name.trim().length <= 200) project.name = input.name.trim();
   else issues.push({ field: 'name', message: 'a project needs a name (up to 200 characters)' });
-  if (typeof input.path === 'string' && input.path.trim().startsWith('/') && !input.path.includes('\0')) project.path = input.path.trim();
+  if (typeof input.path === 'string' && input.path.includes('\0')) issues.push({ field: 'path', message: nulCharacterMessage });
+  else if (typeof input.path === 'string' && input.path.trim().startsWith('/')) project.path = input.path.trim();
   else issues.push({ field: 'path', message: `must be an absolute folder path, not ${quote(input.path)}` });
   if (input.worktrees !== undefined) {
     if (typeof input.worktrees === 'boolean') project.worktrees = input.worktrees;
     else issues.push({ field: 'worktrees', message: `must be true or false, not ${quote(input.worktrees)}` });
   }
   if (input.setupCommand !== undefined && input.setupCommand !== null) {
-    if (typeof input.setupCommand === 'string') {
+    if (typeof input.setupCommand === 'string' && input.setupCommand.includes('\0')) {
+      issues.push({ field: 'setupCommand', message: nulCharacterMessage });
+    } else if (typeof input.setupCommand === 'string') {
       if (input.setupCommand.trim()) project.setupCommand = input.setupCommand;
     } else issues.push({ field: 'setupCommand', message: `must be a shell command, not ${quote(input.setupCommand)}` });
   }

@@ -489,6 +489,23 @@ hostile('a 10 MB name gives a short message', () => {
   assert.ok(importError.message.length < 300, String(importError.message.length));
 });
 
+hostile('refuses NUL in every text, naming the field', () => {
+  const issues = issuesOf(pipelineInput({
+    name: 'Ship\0', description: 'd\0', variables: { branch: 'main\0' }, model: 'm\0',
+    steps: [
+      shell('build', 'make\0all', { name: 'Build\0', env: { TOKEN: 'x\0' } }),
+      agent('fix', 'Fix\0 it', { systemPrompt: 'be\0 careful' }),
+      approval('gate', 'Go\0?', { choices: { mode: 'single', options: ['Yes\0', 'No'] } }),
+    ],
+  }));
+  for (const field of ['name', 'description', 'variables.branch', 'model', 'steps.build.name', 'steps.build.command', 'steps.build.env.TOKEN',
+    'steps.fix.prompt', 'steps.fix.systemPrompt', 'steps.gate.message', 'steps.gate.choices.options']) {
+    assertIssue(issues, field, 'NUL');
+  }
+  const exported = JSON.stringify({ servicePipeline: 1, name: 'x', variables: {}, steps: [shell('a', 'echo "\0"')] });
+  assertIssue(validationErrorOf(() => parsePipelineExport(exported)).issues, 'steps.a.command', 'NUL');
+});
+
 hostile('a huge list of broken steps reports the count and reads only the first 100', () => {
   const error = validationErrorOf(() => validatePipeline(pipelineInput({ steps: Array.from({ length: 100_000 }, () => null) }), context, now));
   assert.is(error.issues.length, 101);
