@@ -117,13 +117,14 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
     retryRun: (id, fromStepId) => runs.retryRun(id, fromStepId),
     deleteRun: (id) => runs.deleteRun(id),
     approveStep: (runId, stepId, approved, comment, selected) => runs.approveStep(runId, stepId, approved, comment, selected),
-    readStepLog: (runId, stepId, attempt) => runs.readStepLog(runId, stepId, attempt),
-    readRunLog: (runId) => runs.readRunLog(runId),
+    readStepLog: (runId, stepId, attempt, page) => runs.readStepLog(runId, stepId, attempt, page),
+    readRunLog: (runId, page) => runs.readRunLog(runId, page),
 
     // Projects and pipelines
     saveProject: (project) => config.saveProject(project),
     deleteProject: (id) => config.deleteProject(id),
     savePipeline: (pipeline) => config.savePipeline(pipeline),
+    checkPipeline: async (pipeline) => config.checkPipeline(pipeline),
     createPipelineFromTemplate: (templateId, projectId) => config.createPipelineFromTemplate(templateId, projectId),
     duplicatePipeline: (id) => config.duplicatePipeline(id),
     deletePipeline: (id) => config.deletePipeline(id),

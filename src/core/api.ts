@@ -91,6 +91,21 @@ export interface Pipeline {
 /** What `savePipeline` takes: an empty or missing id creates; times are set by the engine. */
 export type PipelineInput = Omit<Pipeline, 'id' | 'createdAt' | 'updatedAt'> & { id?: string; createdAt?: number; updatedAt?: number };
 
+/** A message about one field of an input, such as `steps.build.command`. */
+export interface FieldMessage {
+  field: string;
+  message: string;
+}
+
+/** What `savePipeline` answers: the pipeline as stored, and the warnings about it (never stored). */
+export type SavedPipeline = Pipeline & { warnings?: FieldMessage[] };
+
+/** What `checkPipeline` answers: what would refuse saving, and what saving would warn about. */
+export interface PipelineCheck {
+  problems: FieldMessage[];
+  warnings: FieldMessage[];
+}
+
 /** What `saveProject` takes: an empty or missing id creates. */
 export type ProjectInput = Omit<Project, 'id'> & { id?: string };
 
@@ -197,6 +212,24 @@ export interface LogLine {
   line: string;
   ts?: number;
   stream?: 'out' | 'err' | 'info';
+  /** The line's number in its log, from 1 (what `LogPage.before` takes); live lines carry none. */
+  n?: number;
+  /** A marker line, not output: this many lines were left out here. */
+  skipped?: number;
+}
+
+/**
+ * Which part of a log to read. Without a page (or with an empty one) the last 1,000 lines; an
+ * answer holds at most 10,000 lines and about 2 MB, and a marker line (`skipped`) first says how
+ * many earlier lines (or matches) were left out. The whole log is downloadable.
+ */
+export interface LogPage {
+  /** Only lines numbered below this: the `n` of the first line already shown. */
+  before?: number;
+  /** At most this many lines (1 to 10,000; default 1,000). */
+  limit?: number;
+  /** Only the lines holding this text, in any letter case (searched on the server). */
+  search?: string;
 }
 
 // ───────────────────────────── Connections and triggers ─────────────────────────────
@@ -482,12 +515,14 @@ export interface FactoryMethods {
   retryRun(id: string, fromStepId?: string): Promise<Run>;
   deleteRun(id: string): Promise<void>;
   approveStep(runId: string, stepId: string, approved: boolean, comment?: string, selected?: string[]): Promise<void>;
-  readStepLog(runId: string, stepId: string, attempt?: number): Promise<LogLine[]>;
-  readRunLog(runId: string): Promise<LogLine[]>;
+  readStepLog(runId: string, stepId: string, attempt?: number, page?: LogPage): Promise<LogLine[]>;
+  readRunLog(runId: string, page?: LogPage): Promise<LogLine[]>;
   // Projects and pipelines
   saveProject(project: ProjectInput): Promise<Project>;
   deleteProject(id: string): Promise<void>;
-  savePipeline(pipeline: PipelineInput): Promise<Pipeline>;
+  savePipeline(pipeline: PipelineInput): Promise<SavedPipeline>;
+  /** Checks a pipeline as savePipeline would, without saving it (the editor, when a field loses focus). */
+  checkPipeline(pipeline: PipelineInput): Promise<PipelineCheck>;
   createPipelineFromTemplate(templateId: PipelineTemplateId, projectId?: string): Promise<Pipeline>;
   duplicatePipeline(id: string): Promise<Pipeline>;
   deletePipeline(id: string): Promise<void>;
@@ -560,11 +595,12 @@ export const methods = {
   retryRun: any(2),
   deleteRun: any(1),
   approveStep: any(5),
-  readStepLog: any(3),
-  readRunLog: any(1),
+  readStepLog: any(4),
+  readRunLog: any(2),
   saveProject: any(1),
   deleteProject: any(1),
   savePipeline: any(1),
+  checkPipeline: any(1),
   createPipelineFromTemplate: any(2),
   duplicatePipeline: any(1),
   deletePipeline: any(1),

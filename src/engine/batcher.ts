@@ -20,6 +20,8 @@ const realTimers: Timers = {
 export class EventBatcher {
   private readonly pendingRuns = new Map<string, () => Run>();
   private pendingLogs: LogLine[] = [];
+  /** Where live log lines are taken from when the logs event goes out (the run logs' feed). */
+  private logSource: (() => LogLine[]) | undefined;
   private runTimer: unknown;
   private logTimer: unknown;
 
@@ -46,6 +48,12 @@ export class EventBatcher {
     this.logTimer ??= this.timers.setTimeout(() => this.flushLogs(), logEventInterval);
   }
 
+  /** Live lines are waiting in `take`: they go out with the next logs event. */
+  logsReady(take: () => LogLine[]): void {
+    this.logSource = take;
+    this.logTimer ??= this.timers.setTimeout(() => this.flushLogs(), logEventInterval);
+  }
+
   flushRuns(): void {
     if (this.runTimer !== undefined) this.timers.clearTimeout(this.runTimer);
     this.runTimer = undefined;
@@ -57,9 +65,10 @@ export class EventBatcher {
   flushLogs(): void {
     if (this.logTimer !== undefined) this.timers.clearTimeout(this.logTimer);
     this.logTimer = undefined;
-    if (this.pendingLogs.length === 0) return;
     const batch = this.pendingLogs;
     this.pendingLogs = [];
+    if (this.logSource) batch.push(...this.logSource());
+    if (batch.length === 0) return;
     this.hub.emit('logs', batch);
   }
 

@@ -19,6 +19,7 @@ import type { EventBatcher } from './batcher';
 import type { ConfigService } from './config';
 import { buildStepEnvironment } from './environment';
 import type { EventHub } from './events';
+import { RunLogs } from './run-logs';
 import { recoverRuns } from './recovery';
 import { runProcess } from './process';
 import type { StepOutcome, StepRunners } from './steps';
@@ -80,8 +81,7 @@ export class RunService {
   /** Ids of queued runs, oldest first: what `pump` looks at (never all runs). */
   private queue: string[] = [];
   private readonly active = new Map<string, ActiveRun>();
-  private logBuffer: LogLine[] = [];
-  private logFlush: Promise<void> | undefined;
+  private readonly logs: RunLogs;
   private stopping = false;
   private readonly lifecycleListeners = new Set<(event: RunLifecycleEvent) => void>();
   /** Runs a crash interrupted (failed at open), announced as finished by `start`. */
@@ -97,6 +97,7 @@ export class RunService {
 
   private constructor(private readonly options: RunServiceOptions) {
     this.now = options.now ?? Date.now;
+    this.logs = new RunLogs(options.store, () => options.batcher.logsReady(() => this.logs.take()));
   }
 
   /**
@@ -132,7 +133,7 @@ export class RunService {
 
   /** Appends a line to the run's own log (the setup log), e.g. what write-back did. */
   logRunNote(runId: string, line: string): void {
-    if (this.runs.has(runId)) this.log(runId, '', 0, line, 'info');
+    if (this.runs.has(runId)) this.logs.note(runId, line);
   }
 
   // ─── Reading ───
@@ -171,23 +172,30 @@ export class RunService {
     return (await this.options.store.read(id)) ?? run;
   }
 
-  async readStepLog(runId: unknown, stepId: unknown, attempt?: unknown): Promise<LogLine[]> {
-    const run = this.requireRun(runId);
-    const step = this.requireStep(run, stepId);
-    let wanted = step.attempt;
-    if (attempt !== undefined && attempt !== null) {
-      if (!Number.isInteger(attempt) || (attempt as number) < 1) throw new ValidationError(`attempt must be a whole number from 1, not ${quote(attempt)}`);
-      wanted = attempt as number;
-    }
-    if (wanted === 0) return [];
-    await this.flushLogs();
-    return this.options.store.readLog(run.id, step.id, wanted);
+  /** A page of one step attempt's log (default: the latest attempt, its last 1,000 lines; see LogPage). */
+  async readStepLog(runId: unknown, stepId: unknown, attempt?: unknown, page?: unknown): Promise<LogLine[]> {
+    const { run, step, wanted } = this.locateLog(runId, stepId, attempt);
+    return wanted === 0 ? [] : this.logs.read(run.id, step.id, wanted, page);
   }
 
-  async readRunLog(runId: unknown): Promise<LogLine[]> {
+  /** A page of the run's setup log. */
+  async readRunLog(runId: unknown, page?: unknown): Promise<LogLine[]> {
+    return this.logs.read(this.requireRun(runId).id, '', 0, page);
+  }
+
+  /** The whole log of a step attempt ('' for setup), for a download: its file, or its lines (older logs). */
+  async logDownload(runId: unknown, stepId: unknown, attempt?: unknown): Promise<{ path: string } | { lines: string[] } | undefined> {
+    if (stepId === '') return this.options.store.logDownload(this.requireRun(runId).id, '', 0);
+    const { run, step, wanted } = this.locateLog(runId, stepId, attempt);
+    return wanted === 0 ? undefined : this.options.store.logDownload(run.id, step.id, wanted);
+  }
+
+  private locateLog(runId: unknown, stepId: unknown, attempt: unknown): { run: Run; step: StepRun; wanted: number } {
     const run = this.requireRun(runId);
-    await this.flushLogs();
-    return this.options.store.readLog(run.id, '', 0);
+    const step = this.requireStep(run, stepId);
+    if (attempt === undefined || attempt === null) return { run, step, wanted: step.attempt };
+    if (!Number.isInteger(attempt) || (attempt as number) < 1) throw new ValidationError(`attempt must be a whole number from 1, not ${quote(attempt)}`);
+    return { run, step, wanted: attempt as number };
   }
 
   // ─── Starting and deciding ───
@@ -352,7 +360,7 @@ export class RunService {
     const active = [...this.active.values()];
     for (const { controller } of active) controller.abort();
     await Promise.all(active.map(({ done }) => done));
-    await this.flushLogs();
+    await this.logs.stop();
     await this.options.store.close();
     this.options.batcher.flush();
   }
@@ -440,9 +448,11 @@ export class RunService {
           log: (line, stream) => this.log(run.id, '', 0, line, stream),
         });
       } catch (error) {
+        await this.logs.end(run.id, '', 0);
         if (signal.aborted) return this.stopped(run);
         return this.finish(run, 'failed', `Setup failed: ${errorMessage(error)}`);
       }
+      await this.logs.end(run.id, '', 0);
       this.changed(run);
     }
 
@@ -466,6 +476,7 @@ export class RunService {
           environment: buildStepEnvironment(this.baseEnvironment(), this.secrets()),
           secrets: this.secrets(),
           log: (line, stream) => this.log(run.id, step.id, attempt, line, stream),
+          output: (chunk, stream) => this.logs.output(run.id, step.id, attempt, chunk, stream),
           record: (details) => {
             Object.assign(stepRun, details);
             this.changed(run);
@@ -475,6 +486,7 @@ export class RunService {
             this.options.store.save(run).catch(() => undefined);
           },
         }).catch((error): StepOutcome => ({ status: 'failed', error: `The step could not run: ${errorMessage(error)}` }));
+        if (outcome.status !== 'waiting') await this.logs.end(run.id, step.id, attempt);
 
         if (outcome.status === 'waiting') {
           stepRun.status = 'waiting';
@@ -494,7 +506,7 @@ export class RunService {
         this.changed(run);
         await this.options.store.save(run);
         if (outcome.status === 'succeeded') break;
-        if (tried + 1 < attempts) this.log(run.id, step.id, attempt, `Attempt ${attempt} failed; trying again (${tried + 2} of ${attempts})`, 'info');
+        if (tried + 1 < attempts) this.logs.note(run.id, `Attempt ${attempt} failed; trying again (${tried + 2} of ${attempts})`, step.id, attempt);
       }
       if ((stepRun.status as StepRun['status']) === 'failed' && !step.continueOnError) {
         return this.finish(run, 'failed', `Step \`${step.id}\` failed: ${stepRun.error ?? 'unknown error'}`);
@@ -539,21 +551,8 @@ export class RunService {
     this.options.batcher.runChanged(run.id, () => slimRun(run));
   }
 
-  private log(runId: string, stepId: string, attempt: number, line: string, stream: LogLine['stream']): void {
-    this.logBuffer.push({ runId, stepId, attempt, line, ts: this.now(), ...(stream ? { stream } : {}) });
-    if (this.logBuffer.length === 1) setTimeout(() => void this.flushLogs(), 20);
-  }
-
-  /** Writes buffered log lines and hands them to the event batcher; resolves when written. */
-  private flushLogs(): Promise<void> {
-    if (this.logBuffer.length > 0) {
-      const batch = this.logBuffer;
-      this.logBuffer = [];
-      this.options.batcher.log(batch);
-      const previous = this.logFlush ?? Promise.resolve();
-      this.logFlush = previous.then(() => this.options.store.appendLogs(batch)).catch((error) => console.error(`Writing logs failed: ${errorMessage(error)}`));
-    }
-    return this.logFlush ?? Promise.resolve();
+  private log(runId: string, stepId: string, attempt: number, line: string, stream: NonNullable<LogLine['stream']>): void {
+    this.logs.line(runId, stepId, attempt, line, stream);
   }
 
   private templateContext(run: Run, project: Project, workspace: string): TemplateContext {

@@ -21,6 +21,8 @@ export interface StepAttempt {
   /** Aborted when the run is cancelled. */
   signal: AbortSignal;
   log(line: string, stream: 'out' | 'err' | 'info'): void;
+  /** A process's output bytes as they come (split into lines only when read); a promise asks the producer to wait. */
+  output(chunk: Buffer, stream: 'out' | 'err'): Promise<void> | undefined;
   /** Stores what the step was given (a rendered prompt or approval message) as soon as it is known. */
   record(details: { prompt?: string; systemPrompt?: string; message?: string }): void;
   /** Records the process group of the attempt's process (written down, for crash recovery). */

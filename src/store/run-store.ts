@@ -1,6 +1,7 @@
 // Runs and their logs in the data folder (DESIGN §5):
 //   runs/<run-id>/run.json                      the full run, replaced atomically
-//   runs/<run-id>/logs/<step>.<attempt>.jsonl   one { ts, stream, line } per line; setup: _setup.0.jsonl
+//   runs/<run-id>/logs/<step>.<attempt>.log|idx the log's bytes and their index (step-log.ts); setup: _setup.0
+//                                               (logs of earlier versions, <step>.<attempt>.jsonl, are still read)
 //   runs/journal-<n>.jsonl                      new runs and deletions (run-journal.ts)
 // Every id, step id and attempt is checked before it becomes part of a path.
 
@@ -16,6 +17,7 @@ import { removeStaleTempFiles } from './atomic';
 import { CorruptFileError, readTextFile } from './json-file';
 import { readJsonLinesReport, type JsonlAppender } from './jsonl';
 import { RunJournal, type RunJournalOptions } from './run-journal';
+import { LiveFeed, StepLogWriter, rawLogPath, readPage, type PageRequest, type StoredLine } from './step-log';
 import type { FileWriter } from './writer';
 
 const stepIdPattern = /^[a-z][a-z0-9_-]{0,39}$/;
@@ -33,22 +35,6 @@ const loadConcurrency = 64;
 const sweepConcurrency = 8;
 /** Tests make the journal's limits small. */
 export type RunStoreOptions = RunJournalOptions;
-
-/** A log line as stored: where it belongs is in the file name. */
-interface LogRecord {
-  ts: number | undefined;
-  stream: LogLine['stream'] | undefined;
-  line: string;
-}
-
-/** The lines of one appendLogs call that go to one file. */
-interface LogBatch {
-  runId: string;
-  stepId: string;
-  attempt: number;
-  fileName: string;
-  records: LogRecord[];
-}
 
 /**
  * Reads and writes runs and their logs. Writes of one run's run.json are coalesced (the latest
@@ -211,63 +197,79 @@ export class RunStore {
   }
 
   /**
-   * Appends log lines (any mix of runs, steps and attempts) to their files, one batch per file;
-   * resolves once written (not fsynced). Each line is stored as { ts, stream, line }. stepId ''
-   * is the setup log. If any line has a malformed runId, stepId, attempt or line, this rejects
-   * with ValidationError and nothing is written. Lines of deleted runs are dropped.
+   * A writer for one attempt's log (stepId '' is the setup log), tracked so that deleting the run
+   * waits for it. `live` receives its complete lines as they come. A malformed runId, stepId or
+   * attempt throws ValidationError. Lines of a deleted run go nowhere.
+   */
+  logWriter(runId: string, stepId: string, attempt: number, live?: LiveFeed, after?: Promise<unknown>): StepLogWriter {
+    const path = this.#logPath(runId, logFileName(runId, stepId, attempt, 'append'));
+    const writer = new StepLogWriter(path, Date.now, live, () => this.#deleted.has(runId), after);
+    const end = writer.end.bind(writer);
+    writer.end = () => this.#appends.track(runId, end());
+    return writer;
+  }
+
+  /**
+   * Appends log lines (any mix of runs, steps and attempts) to their logs; resolves once written
+   * (not fsynced). stepId '' is the setup log. If any line has a malformed runId, stepId, attempt,
+   * line, time or stream, this rejects with ValidationError and nothing is written.
    */
   async appendLogs(lines: readonly LogLine[]): Promise<void> {
-    const batches = new Map<string, LogBatch>();
-    let batch: LogBatch | undefined;
-    for (const logLine of lines) {
+    const writers = new Map<string, StepLogWriter>();
+    const checked = lines.map((logLine) => {
       if (!isPlainObject(logLine)) throw new ValidationError(`Cannot append the log line ${quote(logLine)}: it is not an object.`);
       const { runId, stepId, attempt, line, ts, stream } = logLine;
       if (typeof line !== 'string') throw new ValidationError(`Cannot append the log line ${quote(line)}: it is not text.`);
       if (ts !== undefined && !Number.isFinite(ts)) throw new ValidationError(`Cannot append a log line with the time ${quote(ts)}: it is not a time.`);
       if (stream !== undefined && !logStreams.has(stream)) throw new ValidationError(`Cannot append a log line to the stream ${quote(stream)}: it is not out, err or info.`);
-      // Consecutive lines of one attempt, the usual case, skip the checks and the lookup.
-      if (!batch || batch.runId !== runId || batch.stepId !== stepId || batch.attempt !== attempt) {
-        const fileName = logFileName(runId, stepId, attempt, 'append');
-        const key = runId + '/' + fileName;
-        batch = batches.get(key);
-        if (!batch) {
-          batch = { runId, stepId, attempt, fileName, records: [] };
-          batches.set(key, batch);
-        }
-      }
-      // JSON leaves out the fields that are undefined.
-      batch.records.push({ ts, stream, line });
+      const key = `${runId}/${logFileName(runId, stepId, attempt, 'append')}`;
+      return { key, logLine };
+    });
+    for (const { key, logLine } of checked) {
+      let writer = writers.get(key);
+      if (!writer) writers.set(key, (writer = this.logWriter(logLine.runId, logLine.stepId, logLine.attempt)));
+      writer.line(logLine.line, logLine.stream ?? 'out', logLine.ts);
     }
-    const writes: Promise<void>[] = [];
-    for (const { runId, fileName, records } of batches.values()) {
-      if (this.#deleted.has(runId)) continue;
-      writes.push(this.#appends.track(runId, this.#appender.append(this.#logFile(runId, fileName), records)));
-    }
-    await Promise.all(writes);
+    await Promise.all([...writers.values()].map((writer) => writer.end()));
   }
 
   /**
-   * The lines of one attempt's log, in order, as LogLine objects (runId, stepId and attempt filled
-   * back in); lines whose appendLogs was called before this are included. [] when there is no such
-   * log. A torn last line (a crash mid-append) and lines that do not parse are left out. A
-   * malformed runId, stepId or attempt rejects with ValidationError.
+   * A page of one attempt's log (see step-log.ts `readPage`), with runId, stepId and attempt filled
+   * in; logs written before this call are included. Logs of earlier versions (JSON Lines) are read
+   * whole and paged here. No log: no lines. A malformed runId, stepId or attempt rejects.
    */
-  async readLog(runId: string, stepId: string, attempt: number): Promise<LogLine[]> {
+  async readLog(runId: string, stepId: string, attempt: number, page: PageRequest): Promise<{ lines: LogLine[]; earlier: number; total: number }> {
     const name = logFileName(runId, stepId, attempt, 'read');
-    if (this.#deleted.has(runId)) return [];
+    if (this.#deleted.has(runId)) return { lines: [], earlier: 0, total: 0 };
     await this.#appends.settled(runId);
-    const { records } = await readJsonLinesReport<unknown>(this.#logFile(runId, name));
-    const lines: LogLine[] = [];
-    for (const record of records) {
-      if (!isPlainObject(record) || typeof record.line !== 'string') continue;
-      const logLine: LogLine = { runId, stepId, attempt, line: record.line };
-      if (typeof record.ts === 'number') logLine.ts = record.ts;
-      if (logStreams.has(record.stream)) logLine.stream = record.stream as LogLine['stream'];
-      lines.push(logLine);
-    }
-    return lines;
+    const stored = await readPage(this.#logPath(runId, name), page) ?? (await this.#readOldLog(runId, name, page));
+    return { ...stored, lines: stored.lines.map((line) => ({ runId, stepId, attempt, ...line })) };
   }
 
+  /** The file of one attempt's log for a download, or the lines of a log of an earlier version; undefined when there is none. */
+  async logDownload(runId: string, stepId: string, attempt: number): Promise<{ path: string } | { lines: string[] } | undefined> {
+    const name = logFileName(runId, stepId, attempt, 'read');
+    if (this.#deleted.has(runId)) return undefined;
+    await this.#appends.settled(runId);
+    const path = await rawLogPath(this.#logPath(runId, name));
+    if (path) return { path };
+    const { records } = await readJsonLinesReport<unknown>(`${this.#logPath(runId, name)}.jsonl`).catch(() => ({ records: [] as unknown[] }));
+    return records.length ? { lines: records.flatMap((record) => (isPlainObject(record) && typeof record.line === 'string' ? [record.line] : [])) } : undefined;
+  }
+
+  /** A log of an earlier version (one JSON record per line), paged in memory. */
+  async #readOldLog(runId: string, name: string, page: PageRequest): Promise<{ lines: StoredLine[]; earlier: number; total: number }> {
+    const { records } = await readJsonLinesReport<unknown>(`${this.#logPath(runId, name)}.jsonl`);
+    const all: StoredLine[] = [];
+    for (const record of records) {
+      if (!isPlainObject(record) || typeof record.line !== 'string') continue;
+      all.push({ n: all.length + 1, line: record.line, ts: typeof record.ts === 'number' ? record.ts : 0, stream: logStreams.has(record.stream) ? (record.stream as StoredLine['stream']) : 'out' });
+    }
+    const before = Math.min(page.before ?? all.length + 1, all.length + 1);
+    const candidates = all.slice(0, before - 1).filter((line) => page.search === undefined || line.line.toLowerCase().includes(page.search.toLowerCase()));
+    const lines = candidates.slice(-page.limit);
+    return { lines, earlier: candidates.length - lines.length, total: all.length };
+  }
 
   /**
    * Resolves once every save and append made so far, every new run's run.json, the temp file
@@ -292,7 +294,7 @@ export class RunStore {
     return join(this.#runsDir, id, 'run.json');
   }
 
-  #logFile(runId: string, name: string): string {
+  #logPath(runId: string, name: string): string {
     return join(this.#runsDir, runId, 'logs', name);
   }
 
@@ -363,7 +365,7 @@ function logFileName(runId: unknown, stepId: unknown, attempt: unknown, action: 
   if (!Number.isSafeInteger(attempt) || (attempt as number) < 0) {
     throw new ValidationError(`${what} the log of attempt ${quote(attempt)}: an attempt is a whole number from 0.`);
   }
-  return `${stepId === '' ? setupLogName : stepId}.${attempt}.jsonl`;
+  return `${stepId === '' ? setupLogName : stepId}.${attempt}`;
 }
 
 /** The run in `text`, or why it is not one (a sentence fragment for CorruptFileError). */

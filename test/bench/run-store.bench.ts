@@ -51,6 +51,7 @@ function megabytes(bytes: number): string {
 }
 
 const dataDir = makeTempDir('factory-bench-runs');
+const wholeLog = { limit: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER };
 try {
   // Save: bounded, like an engine finishing runs; every save is an fsynced atomic write.
   const writer = new FileWriter();
@@ -101,7 +102,7 @@ try {
   await appender.close();
   const appendMs = performance.now() - appendStarted;
   const readStarted = performance.now();
-  const readBack = (await writingStore.readLog(runId, 'setup', 1)).length + (await writingStore.readLog(runId, 'setup', 2)).length;
+  const readBack = (await writingStore.readLog(runId, 'setup', 1, wholeLog)).lines.length + (await writingStore.readLog(runId, 'setup', 2, wholeLog)).lines.length;
   const readMs = performance.now() - readStarted;
   if (readBack !== logLineCount) throw new Error(`read back ${readBack} log lines, expected ${logLineCount}`);
   console.log(`appendLogs ${appendMs.toFixed(0).padStart(6)} ms  ${Math.round(logLineCount / (appendMs / 1000)).toLocaleString('en').padStart(10)} lines/s  (batches of ${logBatchSize}, awaited one by one)`);

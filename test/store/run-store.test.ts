@@ -7,7 +7,7 @@ import { ValidationError } from '../../src/core/errors';
 import { newRunId } from '../../src/core/ids';
 import type { AtomicFileSystem } from '../../src/store/atomic';
 import { CorruptFileError } from '../../src/store/json-file';
-import { JsonlAppender, type JsonlFileSystem } from '../../src/store/jsonl';
+import { JsonlAppender } from '../../src/store/jsonl';
 import { RunStore, type RunStoreOptions } from '../../src/store/run-store';
 import { FileWriter } from '../../src/store/writer';
 import { rejects } from '../helpers/assert';
@@ -63,6 +63,11 @@ function gate(): { wait: Promise<void>; open(): void } {
   let open = () => {};
   const wait = new Promise<void>((resolve) => (open = resolve));
   return { wait, open };
+}
+
+/** Every line of one attempt's log. */
+async function readAll(store: RunStore, runId: string, stepId: string, attempt: number): Promise<LogLine[]> {
+  return (await store.readLog(runId, stepId, attempt, { limit: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER })).lines;
 }
 
 function line(runId: string, stepId: string, attempt: number, text: string, ts = 1): LogLine {
@@ -173,7 +178,7 @@ runStore('ids that are not run ids are refused without touching the disk', async
     assert.ok(saveError.message.includes('`' + id + '`'), `the message quotes ${id}`);
     await rejects(store.delete(id), /is not a run id/);
     await rejects(store.appendLogs([line(id, 'build', 1, 'x')]), /is not a run id/);
-    await rejects(store.readLog(id, 'build', 1), /is not a run id/);
+    await rejects(readAll(store, id, 'build', 1), /is not a run id/);
   }
   await rejects(store.save(null as unknown as Run), /is not a run id/);
   assert.equal(await fs.readdir(dataDir), [], 'nothing was created in the data folder');
@@ -185,11 +190,11 @@ runStore('step ids and attempts that could escape the logs folder are refused', 
   const id = newRunId();
   for (const stepId of ['../run', 'Build', '_setup', 'a/b', '1st', 'a'.repeat(41)]) {
     await rejects(store.appendLogs([line(id, stepId, 1, 'x')]), /is not a step id/);
-    await rejects(store.readLog(id, stepId, 1), /is not a step id/);
+    await rejects(readAll(store, id, stepId, 1), /is not a step id/);
   }
   for (const attempt of [-1, 1.5, Number.NaN, '1' as unknown as number, Infinity]) {
     await rejects(store.appendLogs([line(id, 'build', attempt, 'x')]), /whole number from 0/);
-    await rejects(store.readLog(id, 'build', attempt), /whole number from 0/);
+    await rejects(readAll(store, id, 'build', attempt), /whole number from 0/);
   }
   assert.equal(await fs.readdir(dataDir), []);
 });
@@ -213,7 +218,7 @@ runStore('delete removes the run folder with its logs, and the run is gone from 
   await store.delete(gone);
   assert.not.ok(await exists(runFolder(gone)));
   assert.is(await store.read(gone), undefined);
-  assert.equal(await store.readLog(gone, 'build', 1), []);
+  assert.equal(await readAll(store, gone, 'build', 1), []);
   assert.equal((await makeStore().loadAll()).runs.map((run) => run.id), [keep]);
 });
 
@@ -260,44 +265,23 @@ runStore('delete waits for a save that is still being written', async () => {
   assert.not.ok(await exists(runFolder(id)));
 });
 
-runStore('delete waits for an append that is still being written', async () => {
-  const writeGate = gate();
-  let writeStarted = false;
-  const slowFs: JsonlFileSystem = {
-    mkdir: (path, options) => fs.mkdir(path, options),
-    async open(path, flags, mode) {
-      const handle = await fs.open(path, flags, mode);
-      return {
-        stat: () => handle.stat(),
-        read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
-        async appendFile(data) {
-          writeStarted = true;
-          await writeGate.wait;
-          await handle.appendFile(data);
-        },
-        sync: () => handle.sync(),
-        close: () => handle.close(),
-      };
-    },
-  };
-  const slowAppender = new JsonlAppender({ fs: slowFs });
-  const store = makeStore({ appender: slowAppender });
+runStore('delete waits for log writes under way: the folder does not come back after it', async () => {
+  const store = makeStore();
   const id = newRunId();
-  const appending = store.appendLogs([line(id, 'build', 1, 'hello')]);
-  while (!writeStarted) await new Promise((resolve) => setTimeout(resolve, 1));
-  let deleted = false;
-  const deleting = store.delete(id).then(() => (deleted = true));
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.not.ok(deleted, 'delete waits while the append is under way');
-  writeGate.open();
-  await Promise.all([appending, deleting]);
-  await slowAppender.close();
+  await store.save(makeRun(id));
+  const writer = store.logWriter(id, 'build', 1);
+  for (let index = 0; index < 2000; index++) writer.output(Buffer.from(`line ${index}\n`.repeat(50)), 'out');
+  const ending = writer.end();
+  const deleting = store.delete(id);
+  await Promise.all([ending, deleting]);
+  writer.line('a straggler', 'info');
+  await writer.end();
   assert.not.ok(await exists(runFolder(id)));
 });
 
 // ───────────── logs ─────────────
 
-runStore('each attempt of a step has its own log file, and the setup log is _setup.0.jsonl', async () => {
+runStore('each attempt of a step has its own log files, and the setup log is _setup.0', async () => {
   const store = makeStore();
   const id = newRunId();
   await store.appendLogs([
@@ -306,56 +290,60 @@ runStore('each attempt of a step has its own log file, and the setup log is _set
     line(id, 'build', 2, 'second try'),
     line(id, 'build', 1, 'first try, again'),
   ]);
-  assert.equal((await fs.readdir(join(runFolder(id), 'logs'))).sort(), ['_setup.0.jsonl', 'build.1.jsonl', 'build.2.jsonl']);
-  assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['first try', 'first try, again']);
-  assert.equal((await store.readLog(id, 'build', 2)).map((entry) => entry.line), ['second try']);
-  assert.equal(await store.readLog(id, '', 0), [{ runId: id, stepId: '', attempt: 0, line: 'cloning', ts: 1, stream: 'out' }]);
+  assert.equal((await fs.readdir(join(runFolder(id), 'logs'))).sort(), ['_setup.0.idx', '_setup.0.log', 'build.1.idx', 'build.1.log', 'build.2.idx', 'build.2.log']);
+  assert.equal((await readAll(store, id, 'build', 1)).map((entry) => entry.line), ['first try', 'first try, again']);
+  assert.equal((await readAll(store, id, 'build', 2)).map((entry) => entry.line), ['second try']);
+  assert.equal(await readAll(store, id, '', 0), [{ runId: id, stepId: '', attempt: 0, n: 1, line: 'cloning', ts: 1, stream: 'out' }]);
 });
 
-runStore('a log line is stored compactly as ts, stream and line', async () => {
+runStore('a log keeps the text as it came, and an index of its blocks with time and stream', async () => {
   const store = makeStore();
   const id = newRunId();
   await store.appendLogs([
     { runId: id, stepId: 'test', attempt: 1, line: 'ok', ts: 1_700_000_000_123, stream: 'err' },
-    { runId: id, stepId: 'test', attempt: 1, line: 'bare' },
+    { runId: id, stepId: 'test', attempt: 1, line: 'bare', ts: 1_700_000_000_456 },
   ]);
-  const text = await fs.readFile(join(runFolder(id), 'logs', 'test.1.jsonl'), 'utf8');
-  assert.is(text, '{"ts":1700000000123,"stream":"err","line":"ok"}\n{"line":"bare"}\n');
-  assert.equal(await store.readLog(id, 'test', 1), [
-    { runId: id, stepId: 'test', attempt: 1, line: 'ok', ts: 1_700_000_000_123, stream: 'err' },
-    { runId: id, stepId: 'test', attempt: 1, line: 'bare' },
+  assert.is(await fs.readFile(join(runFolder(id), 'logs', 'test.1.log'), 'utf8'), 'ok\nbare\n');
+  assert.is((await fs.readFile(join(runFolder(id), 'logs', 'test.1.idx'))).length, 64, 'two blocks of 32 bytes');
+  assert.equal(await readAll(store, id, 'test', 1), [
+    { runId: id, stepId: 'test', attempt: 1, n: 1, line: 'ok', ts: 1_700_000_000_123, stream: 'err' },
+    { runId: id, stepId: 'test', attempt: 1, n: 2, line: 'bare', ts: 1_700_000_000_456, stream: 'out' },
   ]);
 });
 
 runStore('reading a log that does not exist gives no lines', async () => {
   const store = makeStore();
-  assert.equal(await store.readLog(newRunId(), 'build', 3), []);
+  assert.equal(await readAll(store, newRunId(), 'build', 3), []);
 });
 
-runStore('a torn last line is left out, and later lines still read back', async () => {
+runStore('a log of an earlier version (JSON Lines) still reads, a torn last line left out', async () => {
   const store = makeStore();
   const id = newRunId();
   await fs.mkdir(join(runFolder(id), 'logs'), { recursive: true });
   const path = join(runFolder(id), 'logs', 'build.1.jsonl');
-  await fs.writeFile(path, '{"ts":1,"line":"one"}\n{"ts":2,"line":"two"}\n{"ts":3,"li');
-  assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['one', 'two']);
-  await store.appendLogs([line(id, 'build', 1, 'three')]);
-  assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['one', 'two', 'three']);
+  await fs.writeFile(path, '{"ts":1,"stream":"err","line":"one"}\n{"ts":2,"line":"two"}\n{"ts":3,"li');
+  assert.equal(await readAll(store, id, 'build', 1), [
+    { runId: id, stepId: 'build', attempt: 1, n: 1, line: 'one', ts: 1, stream: 'err' },
+    { runId: id, stepId: 'build', attempt: 1, n: 2, line: 'two', ts: 2, stream: 'out' },
+  ]);
+  assert.equal((await store.readLog(id, 'build', 1, { limit: 1, maxBytes: 1000 })).lines.map((entry) => entry.line), ['two']);
+  assert.equal(await store.logDownload(id, 'build', 1), { lines: ['one', 'two'] });
 });
 
 runStore('unicode, newlines and control characters in log lines round-trip', async () => {
   const store = makeStore();
   const id = newRunId();
-  const texts = ['émoji 🚀 ünïcode 日本語', 'two\nlines', 'tab\there', 'sep\u2028arator', '\u001b[31mred\u001b[0m', '', '{"not":"a record"}'];
+  const texts = ['émoji 🚀 ünïcode 日本語', 'two\nlines', 'tab\there', 'sep\u2028arator', '\u001b[31mred\u001b[0m', '', '{"not":"a record"}', 'bell\u0007 and NUL\u0000 gone'];
   await store.appendLogs(texts.map((text) => line(id, 'build', 1, text)));
-  assert.equal((await makeStore().readLog(id, 'build', 1)).map((entry) => entry.line), texts);
+  const shown = texts.map((text) => text.replace('\n', ' ').replace(/[\u0007\u0000]/g, ''));
+  assert.equal((await readAll(makeStore(), id, 'build', 1)).map((entry) => entry.line), shown);
 });
 
 runStore('readLog sees lines whose append was not awaited yet', async () => {
   const store = makeStore();
   const id = newRunId();
   void store.appendLogs([line(id, 'build', 1, 'in flight')]);
-  assert.equal((await store.readLog(id, 'build', 1)).map((entry) => entry.line), ['in flight']);
+  assert.equal((await readAll(store, id, 'build', 1)).map((entry) => entry.line), ['in flight']);
 });
 
 runStore('flush waits for saves and appends that were not awaited', async () => {
@@ -366,7 +354,7 @@ runStore('flush waits for saves and appends that were not awaited', async () => 
   await store.flush();
   const onDisk = JSON.parse(await fs.readFile(join(runFolder(id), 'run.json'), 'utf8')) as Run;
   assert.is(onDisk.status, 'succeeded');
-  assert.match(await fs.readFile(join(runFolder(id), 'logs', 'build.1.jsonl'), 'utf8'), /last words/);
+  assert.match(await fs.readFile(join(runFolder(id), 'logs', 'build.1.log'), 'utf8'), /last words/);
 });
 
 runStore('read waits for the saves under way, so it never returns an older state than was saved', async () => {
