@@ -3,11 +3,11 @@
 // memory, so a failed change leaves nothing half-written.
 
 import { stat } from 'node:fs/promises';
-import type { Pipeline, PipelineTemplateId, Project, Settings } from '../core/api';
+import type { Pipeline, PipelineCheck, PipelineTemplateId, Project, SavedPipeline, Settings } from '../core/api';
 import { pipelineTemplateIds } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, quote } from '../core/errors';
 import { newId } from '../core/ids';
-import { duplicatePipeline, exportPipeline, parsePipelineExport, pipelineFromTemplate, validatePipeline } from '../core/pipeline';
+import { checkPipeline, duplicatePipeline, exportPipeline, parsePipelineExport, pipelineFromTemplate, pipelineWarnings, validatePipeline } from '../core/pipeline';
 import { defaultSettings, mergeSettings, validateProject } from '../core/settings';
 import type { ConfigFile, DataStore } from '../store/data-store';
 
@@ -168,14 +168,24 @@ export class ConfigService {
     return { ...config, pipelines };
   }
 
-  savePipeline(input: unknown): Promise<Pipeline> {
+  /**
+   * Validates and stores a pipeline. The answer is the stored pipeline plus `warnings` (always
+   * present, maybe empty): problems that do not block saving, for the editor to show at their
+   * fields. The warnings are not stored.
+   */
+  savePipeline(input: unknown): Promise<SavedPipeline> {
     return this.update((config) => {
       const pipeline = validatePipeline(input, this.context(config), this.now());
       const existing = config.pipelines.find((candidate) => candidate.id === pipeline.id);
       if (!existing && (input as { id?: unknown }).id) throw new NotFoundError(`No pipeline with id ${quote(pipeline.id)}`);
       if (existing) pipeline.createdAt = existing.createdAt;
-      return { config: this.putPipeline(config, pipeline), result: pipeline };
+      return { config: this.putPipeline(config, pipeline), result: { ...pipeline, warnings: pipelineWarnings(pipeline) } };
     });
+  }
+
+  /** What saving `input` would refuse and warn about; changes nothing. */
+  checkPipeline(input: unknown): PipelineCheck {
+    return checkPipeline(input, this.context(this.config), this.now());
   }
 
   createPipelineFromTemplate(templateId: unknown, projectId?: unknown): Promise<Pipeline> {

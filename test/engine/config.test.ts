@@ -127,6 +127,33 @@ config('savePipeline refuses an invalid pipeline with a message naming the step 
   assert.equal((await factory.api.snapshot()).pipelines, pipelines);
 });
 
+config('savePipeline answers the warnings with the pipeline and stores none; code places are refused; checkPipeline saves nothing', async ({ factory, dir }) => {
+  const projectId = (await factory.api.snapshot()).projects[0]!.id;
+  const input = { projectId, name: 'Warned', variables: {}, steps: [{ id: 'build', name: 'Build', kind: 'shell' as const, command: 'sh -c "make {{issue.title}}"' }] };
+  const saved = await factory.api.savePipeline(input);
+  assert.equal(saved.warnings!.map((warning) => warning.field), ['steps.build.command']);
+  assert.match(saved.warnings![0]!.message, '`{{issue.title}}` is parsed as code again by `sh -c`');
+  const stored = readConfigFile(dir).pipelines.find((pipeline) => pipeline.id === saved.id)!;
+  assert.not.ok('warnings' in stored, 'config.json holds no warnings');
+  assert.not.ok('warnings' in (await factory.api.snapshot()).pipelines.find((pipeline) => pipeline.id === saved.id)!);
+  assert.equal((await factory.api.savePipeline({ ...input, id: saved.id, steps: [{ ...input.steps[0]!, command: 'make "{{issue.title}}"' }] })).warnings, []);
+
+  const before = readFileSync(join(dir, 'config.json'), 'utf8');
+  await rejects(factory.api.savePipeline({ ...input, steps: [{ ...input.steps[0]!, command: 'echo $(( {{issue.title}} + 1 ))' }] }),
+    /steps\.build\.command: `\{\{issue\.title\}\}` stands inside \$\(\( \)\), where the shell runs text as code/);
+  const exported = JSON.stringify({ servicePipeline: 1, name: 'Imported', variables: {}, steps: [{ id: 'count', name: 'Count', kind: 'shell', command: 'a[{{vars.n}}]=1' }] });
+  await rejects(factory.api.importPipeline(exported), /steps\.count\.command: `\{\{vars\.n\}\}` stands inside an array subscript/);
+
+  const check = await factory.api.checkPipeline({ ...input, name: '', steps: [
+    { id: 'count', name: 'Count', kind: 'shell', command: 'let "{{vars.n}}"' },
+    { id: 'quoted', name: 'Quoted', kind: 'shell', command: "echo '{{issue.title}}'" },
+  ] });
+  assert.equal(check.problems.map((problem) => problem.field), ['name', 'steps.count.command']);
+  assert.equal(check.warnings.map((warning) => warning.field), ['steps.quoted.command']);
+  assert.equal(await factory.api.checkPipeline(input), { problems: [], warnings: saved.warnings });
+  assert.is(readFileSync(join(dir, 'config.json'), 'utf8'), before, 'nothing refused or checked was written');
+});
+
 config('savePipeline creates with a new id and updates in place, keeping createdAt', async ({ factory }) => {
   const { pipelines } = await factory.api.snapshot();
   const { id: _id, createdAt: _created, updatedAt: _updated, ...input } = pipelines[0]!;
