@@ -147,7 +147,10 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   // Remote access: every event but `navigate` goes to the event stream.
   const hub = new EventStreamHub({ snapshot: () => api.snapshot() });
   for (const name of factoryEventNames) if (name !== 'navigate') api.on(name, (payload) => hub.publish(name, payload));
-  remote = new RemoteAccess({ api, auth, hub, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [] });
+  remote = new RemoteAccess({
+    api, auth, hub, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [],
+    downloadLog: (runId, stepId, attempt) => runs.logDownload(runId, stepId, attempt),
+  });
   runs.start();
   await remote.apply(config.settings.remoteAccess);
   await webhooks.apply(config.settings.webhookServer);

@@ -4,12 +4,15 @@
 //   GET  /pair?t=<token>        sign in: a session cookie, then 303 to /
 //   POST /api/call/<method>     body: JSON array of the arguments → {"result": …}
 //   GET  /api/events            server-sent events (every event but `navigate`)
+//   GET  /api/log/<run>/<step>/<attempt>   the whole log of a step attempt as text (`_setup/0`: the setup log)
 //   GET  /…                     the renderer (dist/ui), readable before sign-in
 //
 // Every request must name this server by an allowed Host (DNS rebinding); API requests must be
 // signed in (Bearer token, or the session cookie from our own origin).
 
+import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import { networkInterfaces } from 'node:os';
 import type { FactoryApi, RemotePairing, RemoteStatus, ServerSettings } from '../core/api';
 import { isMethodName, methods } from '../core/api';
@@ -34,6 +37,8 @@ export interface RemoteOptions {
   uiRoot: string;
   /** Host names allowed besides IP literals and localhost (settings.remoteAccess.allowedHosts). */
   allowedHosts: () => readonly string[];
+  /** The whole log of a step attempt ('' for setup): its file, or its lines; undefined when there is none. */
+  downloadLog?: (runId: string, stepId: string, attempt: number) => Promise<{ path: string } | { lines: string[] } | undefined>;
 }
 
 /** Calls `name` with the JSON arguments of a request; every failure is a 4xx HttpError. */
@@ -98,6 +103,26 @@ export function createRemoteHandler(options: RemoteOptions) {
       handler(request, response) {
         requireAuth(request);
         hub.attach(request, response);
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/api/log/:runId/:stepId/:attempt',
+      async handler(request, response, params) {
+        requireAuth(request);
+        const stepId = params.stepId === '_setup' ? '' : params.stepId!;
+        const log = await options.downloadLog?.(params.runId!, stepId, Number(params.attempt)).catch((error: unknown) => {
+          if (error instanceof FactoryError) return undefined;
+          throw error;
+        });
+        if (!log) throw new NotFoundHttpError('No such log');
+        response.writeHead(200, {
+          'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff',
+          'Content-Disposition': `attachment; filename="${params.runId}-${params.stepId}-${params.attempt}.log"`,
+        });
+        // The file as it is, streamed: a log of any size costs a buffer, not its size.
+        if ('path' in log) await pipeline(createReadStream(log.path), response);
+        else response.end(log.lines.join('\n') + (log.lines.length ? '\n' : ''));
       },
     },
   ];

@@ -4,6 +4,7 @@
 // clients that stop reading. Framing follows the WHATWG HTML "event stream" format.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LogLine } from '../core/api';
 
 /** One block of an event stream. Every field is optional; an empty object frames a lone blank line. */
 export interface ServerSentEvent {
@@ -86,6 +87,12 @@ export interface EventStreamOptions {
   /** Milliseconds between `: ping` comments (default 20000). */
   pingIntervalMs?: number;
   /**
+   * How long a client that fell behind may go without reading before it is dropped (default
+   * 30000). While behind, `logs` events are not queued for it: when it catches up it gets one
+   * `logs` event of marker lines saying how many lines it missed per step (the log is on disk).
+   */
+  stallMs?: number;
+  /**
    * A fresh snapshot, sent as a `snapshot` event to a client whose `Last-Event-ID` can no longer be
    * served from the buffer. May return a promise; live events for that client wait behind it.
    */
@@ -126,7 +133,8 @@ class Frame {
   /** Its length in UTF-8 bytes. */
   readonly bytes: number;
 
-  constructor(text: string) {
+  /** `logs`: the lines it carries, so a client that skips it can be told how many it missed. */
+  constructor(text: string, readonly logs?: readonly LogLine[]) {
     this.#text = text;
     this.bytes = Buffer.byteLength(text, 'utf8');
   }
@@ -147,6 +155,8 @@ const eventIdPattern = /^\d{1,16}$/;
 
 interface Client {
   response: ServerResponse;
+  /** Set while its unsent data is over the limit: until it drains, `logs` frames are skipped. */
+  behind?: { timer: ReturnType<typeof setTimeout>; skipped: Map<string, LogLine> };
   /** Frames held back while an asynchronous resync snapshot is being made, and their size. */
   held?: Frame[];
   heldBytes: number;
@@ -164,6 +174,7 @@ export class EventStreamHub {
   readonly #bufferSize: number;
   readonly #maxUnsentBytes: number;
   readonly #pingIntervalMs: number;
+  readonly #stallMs: number;
   readonly #snapshot: (() => unknown) | undefined;
   readonly #initialId: number;
   readonly #clients = new Set<Client>();
@@ -191,6 +202,7 @@ export class EventStreamHub {
     this.#bufferSize = bufferSize;
     this.#maxUnsentBytes = maxUnsentBytes;
     this.#pingIntervalMs = pingIntervalMs;
+    this.#stallMs = options.stallMs ?? 30_000;
     this.#snapshot = options.snapshot;
     this.#initialId = initialId;
     this.#lastId = initialId;
@@ -302,7 +314,8 @@ export class EventStreamHub {
   }
 
   #frame(id: number, event: string, payload: unknown): Frame {
-    const frame = new Frame(stringifyEvent({ id, event, data: JSON.stringify(payload) ?? 'null' }));
+    const logs = event === 'logs' && Array.isArray(payload) ? (payload as LogLine[]) : undefined;
+    const frame = new Frame(stringifyEvent({ id, event, data: JSON.stringify(payload) ?? 'null' }), logs);
     if (frame.bytes > this.#largestFrame) this.#largestFrame = frame.bytes;
     return frame;
   }
@@ -363,7 +376,11 @@ export class EventStreamHub {
     for (const client of this.#clients) this.#write(client, pingFrame);
   }
 
-  /** Writes without waiting; a client whose unsent data passes the limit is dropped. */
+  /**
+   * Writes without waiting. A client whose unsent data passes the limit falls behind: its `logs`
+   * frames are skipped (counted) until it drains; one that does not drain within stallMs, or whose
+   * other events pile up past four times the limit, is dropped. Nobody else waits for it.
+   */
   #write(client: Client, frame: Frame): void {
     const limit = this.#maxUnsentBytes + this.#largestFrame;
     if (client.held) {
@@ -372,9 +389,35 @@ export class EventStreamHub {
       if (client.heldBytes > limit) this.#drop(client);
       return;
     }
+    if (client.behind && frame.logs) {
+      for (const line of frame.logs) {
+        const key = `${line.runId}/${line.stepId}/${line.attempt}`;
+        const marker = client.behind.skipped.get(key) ?? { runId: line.runId, stepId: line.stepId, attempt: line.attempt, line: '', stream: 'info', skipped: 0 };
+        marker.skipped! += line.skipped ?? 1;
+        client.behind.skipped.set(key, marker);
+      }
+      return;
+    }
     client.response.write(frame.encoded);
     // writableLength counts what waits in this process: in the response and in the socket.
-    if (client.response.writableLength > limit) this.#drop(client);
+    const unsent = client.response.writableLength;
+    if (unsent > 4 * limit) this.#drop(client);
+    else if (unsent > limit && !client.behind) this.#fallBehind(client);
+  }
+
+  #fallBehind(client: Client): void {
+    const timer = setTimeout(() => this.#drop(client), this.#stallMs);
+    timer.unref();
+    client.behind = { timer, skipped: new Map() };
+    client.response.once('drain', () => {
+      const behind = client.behind;
+      if (!behind || !this.#clients.has(client)) return;
+      clearTimeout(behind.timer);
+      client.behind = undefined;
+      if (behind.skipped.size === 0) return;
+      const markers = [...behind.skipped.values()].map((marker) => ({ ...marker, line: `… ${marker.skipped!.toLocaleString('en')} lines skipped (full log on disk)` }));
+      this.#write(client, new Frame(stringifyEvent({ event: 'logs', data: JSON.stringify(markers) })));
+    });
   }
 
   /** Resets the connection, so neither side keeps the unsent data. */
@@ -396,6 +439,7 @@ export class EventStreamHub {
 
   #remove(client: Client): void {
     if (!this.#clients.delete(client)) return;
+    if (client.behind) clearTimeout(client.behind.timer);
     client.detach();
     client.held = undefined;
     if (this.#clients.size > 0) return;

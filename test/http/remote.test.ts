@@ -48,6 +48,25 @@ remote('the snapshot shows remote access running with its URL', async ({ factory
   assert.match(factory.remote.pairingLink()!, new RegExp(`^${base}/pair\\?t=[A-Za-z0-9_-]{43}$`));
 });
 
+remote('a whole log downloads as text with a token or the session cookie, and not without', async ({ factory, base, token }) => {
+  const pipeline = await factory.pipeline([shell('count', 'seq 1 5000; echo "done" >&2')]);
+  const run = await factory.api.startRun({ pipelineId: pipeline.id });
+  await factory.waitForRun(run.id, ['succeeded']);
+  const url = `${base}/api/log/${run.id}/count/1`;
+  assert.is((await send(url)).status, 401, 'not signed in');
+  const answer = await send(url, { headers: bearer(token) });
+  assert.is(answer.status, 200);
+  assert.match(String(answer.headers['content-type']), /^text\/plain/);
+  assert.match(String(answer.headers['content-disposition']), /^attachment; filename="run_\w+-count-1\.log"$/);
+  const lines = answer.text.trimEnd().split('\n');
+  assert.is(lines.filter((line) => /^\d+$/.test(line)).length, 5000, 'every line, not a page');
+  assert.ok(lines.includes('done'));
+  const cookie = await pair(base, token);
+  assert.is((await send(`${base}/api/log/${run.id}/_setup/0`, { headers: { Cookie: cookie } })).status, 404, 'no setup log for a project used as it is');
+  assert.is((await send(`${base}/api/log/${run.id}/nope/1`, { headers: bearer(token) })).status, 404);
+  assert.is((await send(`${base}/api/log/run_x/count/1`, { headers: bearer(token) })).status, 404);
+});
+
 remote('the error table: 200, 400, 401, 403, 404, 413 and 415', async ({ base, token }) => {
   const ok = await call(base, 'snapshot', [], bearer(token));
   assert.is(ok.status, 200);

@@ -428,7 +428,7 @@ hub('pings at the interval without an id, and clears its timer when the last cli
   });
 });
 
-hub('drops a client that stops reading once it is over maxUnsentBytes, without slowing the others', () => withHub({ maxUnsentBytes: 256 * 1024 }, async ({ hub, url, port, responses }) => {
+hub('drops a client whose events pile up unread past four times maxUnsentBytes, without slowing the others', () => withHub({ maxUnsentBytes: 256 * 1024 }, async ({ hub, url, port, responses }) => {
   const reading = await connectEventStream(url);
   // A raw connection that sends the request and never reads a byte of the answer.
   const stalled = connect(port, '127.0.0.1');
@@ -442,7 +442,7 @@ hub('drops a client that stops reading once it is over maxUnsentBytes, without s
   const padding = 'x'.repeat(64 * 1024);
   let published = 0;
   while (hub.clientCount === 2 && published < 4000) {
-    hub.publish('logs', { index: published, padding });
+    hub.publish('run', { index: published, padding });
     published += 1;
     await reading.waitFor((received) => received.events.length === published, 5000);
   }
@@ -450,11 +450,67 @@ hub('drops a client that stops reading once it is over maxUnsentBytes, without s
   assert.ok(stalledResponse.destroyed);
   assert.ok(published * padding.length > 256 * 1024);
 
-  hub.publish('logs', { index: published, padding });
+  hub.publish('run', { index: published, padding });
   await reading.waitFor((received) => received.events.length === published + 1);
   assert.equal(payloads(reading.events).map((payload) => (payload as { index: number }).index), [...Array(published + 1).keys()]);
   reading.close();
   stalled.destroy();
+}));
+
+/** A raw stream request that reads nothing until resumed. */
+async function pausedStream(port: number) {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {}); // the hub may reset the connection
+  await once(socket, 'connect');
+  socket.pause();
+  socket.write('GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+  return { socket, received: () => received };
+}
+
+function logBatch(index: number, lines = 400): { runId: string; stepId: string; attempt: number; line: string }[] {
+  return Array.from({ length: lines }, (_, at) => ({ runId: 'run_1', stepId: 'flood', attempt: 1, line: `${index}:${at} ${'x'.repeat(300)}` }));
+}
+
+hub('a client that falls behind during a log flood is not dropped: it skips log events and hears how many lines it missed', () => withHub({ maxUnsentBytes: 256 * 1024, stallMs: 10_000 }, async ({ hub, url, port }) => {
+  const reading = await connectEventStream(url);
+  const slow = await pausedStream(port);
+  await until(() => hub.clientCount === 2, 2000, 'the slow client to attach');
+  for (let index = 0; index < 200; index++) {
+    hub.publish('logs', logBatch(index));
+    await reading.waitFor((received) => received.events.length === index + 1, 5000);
+  }
+  assert.is(hub.clientCount, 2, 'the slow client is still there');
+  slow.socket.resume();
+  await until(() => slow.received().includes('lines skipped (full log on disk)'), 5000, 'the marker of skipped lines');
+  const marker = /data: (\[\{"runId":"run_1".*"skipped":(\d+)[^\n]*)/.exec(slow.received())!;
+  const skipped = Number(marker[2]);
+  const delivered = (slow.received().match(/"line":"\d+:\d+ /g) ?? []).length;
+  assert.is(delivered + skipped, 200 * 400, 'every line is either delivered or counted as skipped');
+  assert.ok(skipped > 0);
+  hub.publish('logs', logBatch(200, 1));
+  await until(() => slow.received().includes('"line":"200:0 '), 5000, 'live lines again after catching up');
+  assert.is(reading.events.length, 201, 'the reading client got every event, unslowed');
+  reading.close();
+  slow.socket.destroy();
+}));
+
+hub('a client that stops reading is dropped after stallMs; the others keep receiving', () => withHub({ maxUnsentBytes: 64 * 1024, stallMs: 300 }, async ({ hub, url, port }) => {
+  const reading = await connectEventStream(url);
+  const stalled = await pausedStream(port);
+  await until(() => hub.clientCount === 2, 2000, 'the stalled client to attach');
+  // A steady flood: the kernel's socket buffers fill, then the stalled client stays behind.
+  let published = 0;
+  while (hub.clientCount === 2 && published < 1000) {
+    hub.publish('logs', logBatch(published++));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  assert.is(hub.clientCount, 1, 'the stalled client was dropped');
+  hub.publish('run', { after: true });
+  await reading.waitFor((received) => received.events.length === published + 1, 5000);
+  reading.close();
+  stalled.socket.destroy();
 }));
 
 hub('closeAll ends every stream and removes its listeners; clients may attach again', () => withHub({}, async ({ hub, url, responses, closeListenersBefore }) => {
