@@ -14,6 +14,47 @@ import { createParser } from './parsers';
 export const defaultStallSec = 600;
 /** The final answer kept as the step's output, like a shell step's stdout (the tail). */
 export const maxOutputLength = 1024 * 1024;
+/** The longest error message a step's error quotes from the CLI, in characters. */
+const maxQuotedError = 300;
+
+/** A stderr line that reads like an error: logging levels and words such as "failed" or "denied". */
+const errorWords = /\b(error|errors|fatal|panic|exception|fail|failed|failure|denied|refused|unauthori[sz]ed|forbidden|invalid|unreachable|timed out|timeout|cannot|could not|unable)\b/i;
+const notAnError = /^\s*(warn|warning|info|debug|trace|note|hint)\b/i;
+
+/**
+ * A stderr line as a step's error quotes it: colour codes, a leading ISO time and a leading
+ * `ERROR:` tag removed, cut to `maxQuotedError`; undefined when the line does not read like an
+ * error (progress, notes, warnings).
+ */
+export function errorFromStderr(line: string): string | undefined {
+  let text = line.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '').trim();
+  if (!errorWords.test(text) || notAnError.test(text)) return undefined;
+  text = text.replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z?\s+/, '').replace(/^\[?(error|fatal)\]?:?\s+/i, '');
+  return text.length > maxQuotedError ? `${text.slice(0, maxQuotedError - 1)}…` : text;
+}
+
+/**
+ * The last error a CLI reported, for a timeout or stall to name: an error event its parser saw
+ * is preferred to a stderr line (CLIs log retries to stderr beside the event that says why).
+ */
+class LastError {
+  private reported: string | undefined;
+  private stderr: string | undefined;
+
+  event(message: string): void {
+    this.reported = message.length > maxQuotedError ? `${message.slice(0, maxQuotedError - 1)}…` : message;
+  }
+
+  stderrLine(line: string): void {
+    this.stderr = errorFromStderr(line) ?? this.stderr;
+  }
+
+  /** `; the last error Codex reported: …`, or '' when it reported none. */
+  suffix(harnessName: string): string {
+    const message = this.reported ?? this.stderr;
+    return message === undefined ? '' : `; the last error ${harnessName} reported: ${message}`;
+  }
+}
 
 export interface AgentRunnerOptions {
   /** The harness definition for an id (built-ins merged with the user's changes), or undefined. */
@@ -49,12 +90,13 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
 
     attempt.log(`$ ${[invocation.command, ...invocation.args.map((arg) => (arg === prompt ? '<prompt>' : arg))].join(' ')}`, 'info');
     const stallMs = (step.stallSec ?? defaultStallSec) * 1000;
+    const lastError = new LastError();
     let lastOutputAt = now();
     let stallReported = false;
     const stallCheck = setInterval(() => {
       if (stallReported || now() - lastOutputAt < stallMs) return;
       stallReported = true;
-      const message = `No output for ${formatDuration(now() - lastOutputAt)}: the agent may be stuck (it is stopped after its timeout of ${formatDuration(attempt.timeoutMs)})`;
+      const message = `No output for ${formatDuration(now() - lastOutputAt)}: the agent may be stuck (it is stopped after its timeout of ${formatDuration(attempt.timeoutMs)})${lastError.suffix(definition.name)}`;
       attempt.log(message, 'info');
       options.stalled(attempt.runId, step.id, message);
     }, Math.max(50, Math.min(stallMs / 4, 15_000)));
@@ -75,11 +117,15 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
         onLine: (line, stream) => {
           lastOutputAt = now();
           if (stream === 'err') {
-            if (line.trim()) lastErrorLine = line.trim().slice(0, 300);
+            if (line.trim()) lastErrorLine = line.trim().slice(0, maxQuotedError);
+            lastError.stderrLine(line);
             attempt.log(line, 'err');
             return;
           }
-          for (const parsed of parser.push(line)) attempt.log(parsed.text, parsed.stream);
+          for (const parsed of parser.push(line)) {
+            if (parsed.error !== undefined) lastError.event(parsed.error);
+            attempt.log(parsed.text, parsed.stream);
+          }
         },
       });
     } finally {
@@ -91,7 +137,7 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
     let outcome: StepOutcome;
     if (result.spawnError) outcome = { status: 'failed', error: `${definition.name}: ${result.spawnError}` };
     else if (result.cancelled) outcome = { status: 'cancelled' };
-    else if (result.timedOut) outcome = { status: 'failed', output, ...usage, error: `Timed out after ${formatDuration(attempt.timeoutMs)}` };
+    else if (result.timedOut) outcome = { status: 'failed', output, ...usage, error: `Timed out after ${formatDuration(attempt.timeoutMs)}${lastError.suffix(definition.name)}` };
     else if (result.exitCode !== 0) {
       const reason = parsed.error ?? lastErrorLine ?? (result.exitCode === null ? `killed by ${result.signal}` : `exited with code ${result.exitCode}`);
       outcome = { status: 'failed', output, ...usage, ...(result.exitCode !== null ? { exitCode: result.exitCode } : {}), error: `${definition.name} failed: ${reason}` };

@@ -255,6 +255,33 @@ cursor('without a result line returns the last assistant text and no error (stde
   assert.equal(result, { output: 'Partial' });
 });
 
+const reported = suite('reported errors');
+
+/** The `error` marks of the lines `events` stand for, in order. */
+function reportedErrors(format: string, events: object[]): string[] {
+  const parser = createParser(format);
+  return events.flatMap((event) => parser.push(JSON.stringify(event))).flatMap((line) => (line.error === undefined ? [] : [line.error]));
+}
+
+reported('each parser marks the lines of errors the CLI reported with their message, as they come', () => {
+  assert.equal(reportedErrors('codex-json', [
+    { type: 'turn.started' },
+    { type: 'error', message: 'Reconnecting... 2/5 (stream disconnected before completion)' },
+    { type: 'item.completed', item: { id: 'item_0', type: 'error', message: 'Falling back from WebSockets to HTTPS transport.' } },
+    { type: 'item.completed', item: { id: 'item_1', type: 'command_execution', command: 'false', exit_code: 1, status: 'failed' } },
+    { type: 'turn.failed', error: { message: 'stream error' } },
+  ]), ['Reconnecting... 2/5 (stream disconnected before completion)', 'Falling back from WebSockets to HTTPS transport.', 'stream error']);
+  assert.equal(reportedErrors('claude-stream-json', [{ type: 'result', subtype: 'error_during_execution', is_error: true, result: 'API Error: 529 overloaded' }]), ['API Error: 529 overloaded']);
+  assert.equal(reportedErrors('amp-stream-json', [{ type: 'result', subtype: 'error_max_turns', is_error: true }]), ['error_max_turns']);
+  assert.equal(reportedErrors('gemini-stream-json', [
+    { type: 'error', severity: 'warning', message: 'Loop detected, continuing' },
+    { type: 'error', severity: 'error', message: 'Quota exceeded' },
+  ]), ['Quota exceeded']);
+  assert.equal(reportedErrors('opencode-json', [{ type: 'error', error: { name: 'ProviderAuthError', data: { message: 'No API key' } } }]), ['No API key']);
+  assert.equal(reportedErrors('cursor-stream-json', [{ type: 'result', subtype: 'error', is_error: true, result: 'Rate limited' }]), ['Rate limited']);
+  assert.equal(reportedErrors('codex-json', [{ type: 'item.completed', item: { id: 'a', type: 'agent_message', text: 'An error happened in your code' } }]), []);
+});
+
 const malformed = suite('malformed lines');
 
 const jsonFormats = outputFormats.filter((format) => format !== 'text');
@@ -327,4 +354,5 @@ codex.run();
 gemini.run();
 opencode.run();
 cursor.run();
+reported.run();
 malformed.run();

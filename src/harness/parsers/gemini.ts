@@ -67,7 +67,7 @@ export function createGeminiParser(): OutputParser {
       case 'error': {
         const message = asString(event.message) ?? 'error';
         if (event.severity !== 'warning') eventError = message;
-        return [errorLine(message)];
+        return [errorLine(message, event.severity !== 'warning')];
       }
       case 'retry':
         return [{ text: firstLine(`retry ${asString(event.message) ?? ''}`), stream: 'info' }];

@@ -92,9 +92,13 @@ export function doneLine(figures: { turns?: number; toolCalls?: number; duration
   return { text: parts.join(' · '), stream: 'info' };
 }
 
-/** An 'err' line `error: message` (first line, cut). */
-export function errorLine(message: string): ParsedLine {
-  return { text: `error: ${firstLine(message)}`, stream: 'err' };
+/**
+ * An 'err' line `error: message` (first line, cut). `reported` (the default) marks it as an error
+ * the CLI reported, which a timeout names; a warning shown the same way passes false.
+ */
+export function errorLine(message: string, reported = true): ParsedLine {
+  const text = firstLine(message);
+  return reported ? { text: `error: ${text}`, stream: 'err', error: text } : { text: `error: ${text}`, stream: 'err' };
 }
 
 /** The texts of the `{ type: 'text', text }` blocks among `blocks`, in order. */

@@ -6,6 +6,8 @@ import type { StepUsage } from '../../core/api';
 export interface ParsedLine {
   text: string;
   stream: 'out' | 'err' | 'info';
+  /** Set on the line of an error the CLI reported (an error event, a failed turn or result): its message. */
+  error?: string;
 }
 
 /** What a finished agent process produced: its final answer, the usage it reported, and the error it reported. */

@@ -9,6 +9,8 @@
 //   flood    init, FAKE_FLOOD_LINES (200000) assistant-text events of ~100 characters, then like default
 //   garbage  like default with non-JSON lines (`not json`, `{"half":`, binary bytes) between the lines
 //   json     a text-only session (no tool call) whose final answer is FAKE_ANSWER
+//   offline  the CLI's errors when it cannot reach its service (format.offline, else its error
+//            shape), FAKE_RETRY_MS (50) apart, then silence until it is killed; never exits
 // Every mode that finishes also writes `agent-was-here.txt` (the prompt) into the working folder,
 // unless FAKE_NO_WRITE=1.
 'use strict';
@@ -99,6 +101,7 @@ function startSleeper() {
  *   body(ctx)            the rest of a successful session; ctx.tools says whether to use the tool
  *   flood(ctx, i, text)  one assistant-text event
  *   error(ctx)           { lines, stderr } of a failed run
+ *   offline(ctx)         optional: { lines, stderr: [] } the CLI prints while it retries without a network
  */
 async function runSession(format, prompt) {
   const mode = process.env.FAKE_MODE || 'default';
@@ -125,6 +128,21 @@ async function runSession(format, prompt) {
     for (const line of failure.lines || []) await write(out, line);
     if (failure.stderr) process.stderr.write(failure.stderr + '\n');
     process.exitCode = 1;
+    return;
+  }
+
+  if (mode === 'offline') {
+    const offline = format.offline ? format.offline(ctx) : { ...format.error(ctx), stderr: [format.error(ctx).stderr].filter(Boolean) };
+    const delay = envNumber('FAKE_RETRY_MS', 50);
+    for (const line of offline.lines || []) {
+      await sleep(delay);
+      await write(out, line);
+    }
+    for (const line of offline.stderr || []) {
+      await sleep(delay);
+      process.stderr.write(line + '\n');
+    }
+    setInterval(() => {}, 60_000);
     return;
   }
 
