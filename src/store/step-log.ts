@@ -114,6 +114,8 @@ export class LiveFeed {
  */
 export class StepLogWriter {
   private readonly pending = new Map<LogStream, Buffer[]>();
+  /** Streams whose last line was cut at the size limit: a line feed that comes first next ends nothing. */
+  private readonly cut = new Set<LogStream>();
   private queue: { bytes: Buffer[]; size: number; lines: number; ts: number; stream: LogStream }[] = [];
   private queued = 0;
   private files: Promise<{ data: FileHandle; index: FileHandle; size: number }> | undefined;
@@ -133,20 +135,30 @@ export class StepLogWriter {
   ) {}
 
   output(chunk: Buffer, stream: 'out' | 'err'): Promise<void> | undefined {
+    if (this.cut.delete(stream) && chunk[0] === newline) chunk = chunk.subarray(1);
     if (chunk.length === 0) return undefined;
-    const last = chunk.lastIndexOf(newline);
     const waiting = this.pending.get(stream) ?? [];
+    const last = chunk.lastIndexOf(newline);
     if (last < 0) {
       waiting.push(chunk);
-      this.pending.set(stream, waiting);
-      const size = waiting.reduce((sum, piece) => sum + piece.length, 0);
-      if (size >= maxStoredLineBytes) this.complete(Buffer.concat([...waiting, Buffer.of(newline)]), stream);
+      if (waiting.reduce((sum, piece) => sum + piece.length, 0) < maxStoredLineBytes) this.pending.set(stream, waiting);
+      else {
+        this.finishLine(stream, waiting);
+        this.cut.add(stream);
+      }
     } else {
       this.complete(waiting.length ? Buffer.concat([...waiting, chunk.subarray(0, last + 1)]) : chunk.subarray(0, last + 1), stream);
       if (last + 1 < chunk.length) this.pending.set(stream, [chunk.subarray(last + 1)]);
+      else this.pending.delete(stream);
     }
     if (this.queued < backpressureBytes) return undefined;
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** A line without its line feed (yet) written as a line of its own. */
+  private finishLine(stream: LogStream, pieces: Buffer[]): void {
+    this.pending.delete(stream);
+    this.complete(Buffer.concat([...pieces, Buffer.of(newline)]), stream);
   }
 
   /** One line (a line break in it becomes a space); `ts` defaults to now. */
@@ -156,8 +168,7 @@ export class StepLogWriter {
 
   /** Writes what is left (a last line without its line feed gets one) and closes the files. */
   async end(): Promise<void> {
-    for (const [stream, waiting] of this.pending) if (waiting.length) this.complete(Buffer.concat([...waiting, Buffer.of(newline)]), stream);
-    this.pending.clear();
+    for (const [stream, waiting] of this.pending) this.finishLine(stream, waiting);
     await this.flush();
     const files = this.files;
     this.files = undefined;
@@ -202,13 +213,22 @@ export class StepLogWriter {
     this.files ??= (async () => {
       await this.after.catch(() => undefined);
       await mkdir(dirname(this.path), { recursive: true });
-      const data = await open(`${this.path}.log`, 'a', 0o600);
-      const index = await open(`${this.path}.idx`, 'a', 0o600);
-      const [dataSize, indexSize] = await Promise.all([data.stat(), index.stat()]).then(([a, b]) => [a.size, b.size]);
-      // A torn record (a crash mid-append) is left behind: records are read in whole 32-byte steps from here.
-      const whole = indexSize - (indexSize % recordBytes);
-      if (whole !== indexSize) await index.truncate(whole);
-      return { data, index, size: dataSize };
+      const data = await open(`${this.path}.log`, 'a+', 0o600);
+      const index = await open(`${this.path}.idx`, 'a+', 0o600);
+      // What a crash left: a torn record is cut away, and bytes no record names (ended with a line
+      // feed) get a record of their own, so the next block starts on a line of its own.
+      const found = await readBlocks(this.path);
+      const recorded = found?.recorded ?? 0;
+      await index.truncate(recorded * recordBytes);
+      let size = (await data.stat()).size;
+      const leftover = found && found.blocks.length > recorded ? found.blocks.at(-1)! : undefined;
+      if (leftover) {
+        const ends = (await readRange(this.path, size - 1, 1))[0] === newline;
+        if (!ends) await data.write(Buffer.of(newline));
+        size += ends ? 0 : 1;
+        await index.write(record({ ...leftover, bytes: size - leftover.offset }));
+      }
+      return { data, index, size };
     })();
     return this.files;
   }
@@ -220,17 +240,12 @@ export class StepLogWriter {
     try {
       if (this.gone()) return; // the run was deleted: its folder must not come back
       const files = await this.openFiles();
-      const records = Buffer.alloc(blocks.length * recordBytes);
       let offset = files.size;
-      blocks.forEach((block, index) => {
-        const at = index * recordBytes;
-        records.writeDoubleLE(offset, at);
-        records.writeDoubleLE(block.ts, at + 8);
-        records.writeUInt32LE(block.size, at + 16);
-        records.writeUInt32LE(block.lines, at + 20);
-        records.writeUInt8(streams.indexOf(block.stream), at + 24);
+      const records = Buffer.concat(blocks.map((block) => {
+        const bytes = record({ offset, ts: block.ts, bytes: block.size, lines: block.lines, stream: block.stream });
         offset += block.size;
-      });
+        return bytes;
+      }));
       // The bytes first, then their records: a crash between leaves bytes no record names, which readers count anyway.
       await files.data.write(Buffer.concat(blocks.flatMap((block) => block.bytes), size));
       await files.index.write(records);
@@ -245,7 +260,7 @@ export class StepLogWriter {
 }
 
 /** The blocks of a log, with the unrecorded bytes a crash left at the end as one more block; undefined when there is no such log. */
-async function readBlocks(path: string): Promise<{ blocks: Block[]; total: number } | undefined> {
+async function readBlocks(path: string): Promise<{ blocks: Block[]; total: number; recorded: number } | undefined> {
   const size = await stat(`${path}.log`).then((info) => info.size, () => undefined);
   if (size === undefined) return undefined;
   const records = await readFile(`${path}.idx`).catch(() => Buffer.alloc(0));
@@ -262,13 +277,25 @@ async function readBlocks(path: string): Promise<{ blocks: Block[]; total: numbe
     end += block.bytes;
     total += block.lines;
   }
+  const recorded = blocks.length;
   if (end < size) {
     const rest = await readRange(path, end, size - end);
     const lines = countLines(rest) + (rest.at(-1) === newline ? 0 : 1);
     blocks.push({ offset: end, bytes: size - end, lines, ts: 0, stream: 'out' });
     total += lines;
   }
-  return { blocks, total };
+  return { blocks, total, recorded };
+}
+
+/** One index record: offset, time, length, lines, stream (32 bytes, little-endian). */
+function record(block: Block): Buffer {
+  const bytes = Buffer.alloc(recordBytes);
+  bytes.writeDoubleLE(block.offset, 0);
+  bytes.writeDoubleLE(block.ts, 8);
+  bytes.writeUInt32LE(block.bytes, 16);
+  bytes.writeUInt32LE(block.lines, 20);
+  bytes.writeUInt8(streams.indexOf(block.stream), 24);
+  return bytes;
 }
 
 async function readRange(path: string, offset: number, length: number): Promise<Buffer> {
