@@ -3,19 +3,19 @@
 // is JSON ended by a NUL byte). One browser, one page (a flattened session).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
+import { describeNeed, findTool, type Tool } from '../helpers/tools';
 
-export const chromiumPaths = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
-export const missingChromium = "Chromium is missing: install Debian's chromium (apt-get install chromium)";
+/** Debian's Chromium on PATH (`chromium-browser` elsewhere), or the binary $CHROMIUM_PATH names. */
+export const chromium: Tool = { command: process.env.CHROMIUM_PATH || 'chromium', alternatives: ['chromium-browser'], package: 'chromium' };
 
-/** The Chromium binary ($CHROMIUM_PATH or Debian's); throws with the install hint when there is none. */
+/** The Chromium binary; throws with the install line when there is none. */
 export function findChromium(): string {
-  const candidates = [process.env.CHROMIUM_PATH, ...chromiumPaths].filter((path): path is string => Boolean(path));
-  const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(missingChromium);
+  const found = findTool(chromium);
+  if (!found) throw new Error(`Chromium is missing: the end-to-end tests ${describeNeed(chromium)}`);
   return found;
 }
 

@@ -3,20 +3,21 @@
 // errors, escaping of hostile text, the page's network and console hygiene, screenshots of every
 // screen (light, dark, phone) under test-output/screenshots/, the log view at 100,000 lines, and a
 // Linear, a GitHub and a Jira account and trigger set up through the UI against fakes (test/fakes/).
-// Needs `node build.mjs --tests` first and /usr/bin/chromium (apt-get install chromium).
+// Needs `node build.mjs --tests` first, and chromium on PATH (apt-get install chromium); without it
+// the tests are skipped, or failed under CI=true (test/helpers/tools.ts).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeGitHub } from '../fakes/github';
 import { FakeJira } from '../fakes/jira';
 import { FakeLinear, linearErrors } from '../fakes/linear';
 import { freePort, send } from '../helpers/net';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
-import { Browser, findChromium, type Page } from './chromium';
+import { suiteNeeding } from '../helpers/tools';
+import { Browser, chromium, findChromium, type Page } from './chromium';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const screenshots = join(root, 'test-output', 'screenshots');
@@ -163,7 +164,7 @@ async function clickButton(page: Page, scope: string, text: string): Promise<voi
   if (!clicked) throw new Error(`No button ${text} in ${scope}`);
 }
 
-const ui = suite('ui (Chromium)');
+const ui = suiteNeeding('ui (Chromium)', [chromium]);
 
 ui.before(async () => {
   const dataDir = makeTempDir('factory-e2e');
