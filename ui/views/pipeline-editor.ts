@@ -1,9 +1,9 @@
 // The Pipeline editor: the pipeline's settings, its steps as cards with the fields of their kind,
-// Save (validation messages shown at their fields), text generation beside the long texts, and a
-// Run panel. The form is the working copy: structural edits move card elements, and `read()`
+// Save (validation messages shown at their fields, and warnings in amber after a save and when a
+// field loses focus), text generation beside the long texts, and a Run panel. The form is the working copy: structural edits move card elements, and `read()`
 // turns the form into a PipelineInput when it is saved, run or sent as context to an agent.
 
-import type { AgentStep, ApprovalStep, GenerateTarget, Pipeline, PipelineInput, ShellStep, Snapshot, Step, StepKind } from '../../src/core/api';
+import type { AgentStep, ApprovalStep, FieldMessage, GenerateTarget, Pipeline, PipelineInput, ShellStep, Snapshot, Step, StepKind } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { harnessChoices } from './pipelines';
@@ -161,6 +161,32 @@ function stepCard(step: Step, snapshot: Snapshot | undefined, host: GenerateHost
   }
   replace(element, header, errors, ...body);
   return { element, read, idInput };
+}
+
+/** Shows a warning at a field container, after its control, in amber; the controls are described by it but stay valid. */
+function showFieldWarning(container: HTMLElement, message: string): void {
+  const warning = h('p', { class: 'field-warning', 'data-test': 'field-warning', id: uniqueId('warning') }, message);
+  container.appendChild(warning);
+  const controls = container.matches('input, select, textarea') ? [container] : Array.from(container.querySelectorAll<HTMLElement>('input, select, textarea'));
+  for (const control of controls) {
+    const described = control.getAttribute('aria-describedby');
+    control.setAttribute('aria-describedby', described ? `${described} ${warning.id}` : warning.id);
+  }
+}
+
+/** Removes the warnings under `root`, and their ids from the controls they described. */
+function clearFieldWarnings(root: HTMLElement): void {
+  const removed = new Set<string>();
+  for (const warning of root.querySelectorAll('.field-warning[data-test="field-warning"]')) {
+    removed.add(warning.id);
+    warning.remove();
+  }
+  if (removed.size === 0) return;
+  for (const control of root.querySelectorAll<HTMLElement>('[aria-describedby]')) {
+    const kept = control.getAttribute('aria-describedby')!.split(' ').filter((id) => !removed.has(id));
+    if (kept.length > 0) control.setAttribute('aria-describedby', kept.join(' '));
+    else control.removeAttribute('aria-describedby');
+  }
 }
 
 /** A fresh step of `kind` whose id is not in `taken`. */
@@ -360,6 +386,32 @@ class PipelineEditorView implements GenerateHost {
     this.summary.focus();
   }
 
+  /**
+   * Shows each warning at its field in amber (replacing the warnings shown before); a warning
+   * whose field is not on the form is left out. Warnings never mark a field invalid.
+   */
+  showWarnings(warnings: readonly FieldMessage[], sent: PipelineInput): void {
+    clearFieldWarnings(this.element);
+    const cards = this.orderedCards();
+    for (const warning of warnings) {
+      const container = this.containerFor(warning.field, cards, sent);
+      if (container) showFieldWarning(container, warning.message);
+    }
+  }
+
+  /**
+   * Replaces what `container` (one field, after it lost focus) shows with the problems and
+   * warnings of a check that belong to it.
+   */
+  showFieldCheck(container: HTMLElement, check: { problems: readonly FieldMessage[]; warnings: readonly FieldMessage[] }, sent: PipelineInput): void {
+    const cards = this.orderedCards();
+    const mine = (messages: readonly FieldMessage[]) => messages.filter((message) => this.containerFor(message.field, cards, sent) === container);
+    clearFieldErrors(container);
+    clearFieldWarnings(container);
+    for (const problem of mine(check.problems)) showFieldError(container, problem.message);
+    for (const warning of mine(check.warnings)) showFieldWarning(container, warning.message);
+  }
+
   private containerFor(path: string, cards: StepCard[], sent: PipelineInput): HTMLElement | null {
     if (!path) return null;
     const segments = path.split('.');
@@ -417,6 +469,11 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     }
     view.render(loaded, context.state.snapshot);
     setDirty(false);
+    // What saving would warn about is shown from the start.
+    const shown = loaded;
+    api.checkPipeline(shown).then((check) => {
+      if (loaded === shown && !dirty) view.showWarnings(check.warnings, shown);
+    }, () => undefined);
   };
 
   // Any edit in the pipeline form marks it unsaved; the run panel and generation boxes do not.
@@ -471,14 +528,37 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
       view.clearIssues();
       setDirty(false);
       view.notice.hidden = true;
-      context.toast(`Saved ${saved.name}`);
+      const warnings = saved.warnings ?? [];
+      view.showWarnings(warnings, pipeline);
+      context.toast(warnings.length === 0 ? `Saved ${saved.name}` : `Saved ${saved.name}, with ${warnings.length} warning${warnings.length === 1 ? '' : 's'} at the fields`);
     } catch (error) {
       view.showIssues(errorText(error), pipeline);
+      // The warnings of the parts that are valid, so the form shows everything at once.
+      api.checkPipeline(pipeline).then((check) => view.showWarnings(check.warnings, pipeline), () => undefined);
     } finally {
       saving = false;
     }
   };
   view.save.addEventListener('click', save);
+
+  // A field that loses focus is checked as saving would check it: its problems and warnings
+  // replace what it showed. Only the latest check of each field is shown.
+  const checks = new WeakMap<HTMLElement, number>();
+  let checkCount = 0;
+  view.form.addEventListener('focusout', async (event) => {
+    const target = event.target as HTMLElement;
+    const container = target.closest<HTMLElement>('[data-field]');
+    if (!container || !target.matches('input, select, textarea') || target.closest('.generate-box')) return;
+    const ticket = ++checkCount;
+    checks.set(container, ticket);
+    const pipeline = view.read();
+    try {
+      const check = await api.checkPipeline(pipeline);
+      if (checks.get(container) === ticket && container.isConnected) view.showFieldCheck(container, check, pipeline);
+    } catch {
+      // A check that cannot run leaves the field as it was; saving reports the problem.
+    }
+  });
   view.form.addEventListener('submit', (event) => {
     event.preventDefault();
     void save();
