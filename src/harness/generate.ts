@@ -29,7 +29,9 @@ export interface GeneratorOptions {
 const templateLanguage = `Placeholders: {{issue.title}}, {{issue.description}}, {{issue.key}}, {{issue.url}}, {{issue.labels}},
 {{issue.priority}}, {{issue.source}}, {{issue.raw.<field>}}, {{vars.<name>}}, {{steps.<earlier-step-id>.output}},
 {{steps.<earlier-approval-id>.selected}}, {{steps.<earlier-approval-id>.comment}}, {{run.id}}, {{run.url}},
-{{project.name}}, {{project.path}}, {{workspace}}. In shell commands write placeholders inside double quotes: "{{issue.title}}".`;
+{{project.name}}, {{project.path}}, {{workspace}}. In shell commands write placeholders inside double quotes: "{{issue.title}}".
+Never put a placeholder where the shell runs text as code: not in $(( )), (( )), let, [[ ... -eq ... ]], an array subscript
+or a variable name (such a pipeline is refused), nor in the script of sh -c or eval; compare with [ "{{vars.n}}" -eq 3 ].`;
 
 const targetNames: Record<GenerateTextRequest['target'], string> = {
   prompt: 'the prompt of an agent step (instructions for a coding agent working in the repository)',
