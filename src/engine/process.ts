@@ -50,6 +50,11 @@ export interface RunProcessOptions {
   outputLimit?: number;
   /** Each line of stdout ('out') and stderr ('err') as it arrives; see LineSplitter for the cleaning. */
   onLine?: (line: string, stream: 'out' | 'err') => void;
+  /**
+   * The output's bytes as they arrive, unsplit (a step's log keeps them as they are). A promise
+   * returned pauses that stream until it settles: the child waits for a slow disk, not our memory.
+   */
+  onChunk?: (chunk: Buffer, stream: 'out' | 'err') => Promise<void> | void;
   /** Called once the process has started, with its pid (= its process group id). */
   onSpawn?: (pid: number) => void;
 }
@@ -264,6 +269,11 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
     stream.on('data', (chunk: Buffer) => {
       if (name === 'out') tail.push(chunk);
       splitter?.push(chunk);
+      const wait = options.onChunk?.(chunk, name);
+      if (wait) {
+        stream.pause();
+        void wait.finally(() => stream.resume());
+      }
     });
     stream.on('close', () => {
       splitter?.end();

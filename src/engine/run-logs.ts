@@ -7,7 +7,7 @@ import { ValidationError, quote } from '../core/errors';
 import type { RunStore } from '../store/run-store';
 import { LiveFeed, type LogStream, type StepLogWriter } from '../store/step-log';
 
-/** The most bytes of lines one `logs` event carries. */
+/** The most bytes one `logs` event carries (its lines, and what the event adds around each). */
 export const liveEventBytes = 256 * 1024;
 const defaultPageLines = 1000;
 const maxPageLines = 10_000;
@@ -86,15 +86,12 @@ export class RunLogs {
     for (const [key, entry] of this.attempts) {
       if (!entry.live.pending) continue;
       const { runId, stepId, attempt } = entry;
-      const taken = entry.live.take();
-      let skipped = taken.skipped;
-      let kept = taken.lines.length;
-      let bytes = 0;
-      while (kept > 0 && bytes + taken.lines[kept - 1]!.line.length + 64 <= budget) bytes += taken.lines[--kept]!.line.length + 64;
-      skipped += kept;
-      budget -= bytes;
+      // What a line costs in the event besides its text (its JSON object with run, step, time and stream).
+      const overhead = JSON.stringify({ runId, stepId, attempt, line: '', ts: Date.now(), stream: 'info' }).length + 1;
+      const { skipped, lines: taken } = entry.live.take(budget, overhead);
+      for (const line of taken) budget -= Buffer.byteLength(line.line) + overhead;
       if (skipped > 0) lines.push({ runId, stepId, attempt, line: `… ${skipped.toLocaleString('en')} lines skipped (full log on disk)`, stream: 'info', skipped });
-      for (const line of taken.lines.slice(kept)) lines.push({ runId, stepId, attempt, ...line });
+      for (const line of taken) lines.push({ runId, stepId, attempt, line: line.line, ts: line.ts, stream: line.stream });
       if (!entry.writer && !entry.ending) this.attempts.delete(key);
     }
     return lines;

@@ -59,7 +59,7 @@ export function createShellRunner(run: (options: RunProcessOptions) => Promise<P
     if (prefix.length > 0) command = `${prefix.join('\n')}\n${command}`;
 
     attempt.log(`$ ${step.command}`, 'info');
-    let lastErrorLine: string | undefined;
+    let errorTail = Buffer.alloc(0);
     try {
       const result = await run({
         command: '/bin/sh',
@@ -69,11 +69,13 @@ export function createShellRunner(run: (options: RunProcessOptions) => Promise<P
         timeoutMs: attempt.timeoutMs,
         signal: attempt.signal,
         onSpawn: (pid) => attempt.started(pid),
-        onLine: (line, stream) => {
-          if (stream === 'err' && line.trim()) lastErrorLine = line.trim().slice(0, 300);
-          attempt.log(line, stream);
+        // The bytes go to the log as they are; only the end of stderr is kept, for the error.
+        onChunk: (chunk, stream) => {
+          if (stream === 'err') errorTail = Buffer.concat([errorTail, chunk]).subarray(-4096);
+          return attempt.output(chunk, stream);
         },
       });
+      const lastErrorLine = errorTail.toString('utf8').split('\n').map((line) => line.replace(/[\x00-\x1F]/g, '').trim()).filter(Boolean).at(-1)?.slice(0, 300);
       const outcome = processOutcome(result, attempt.timeoutMs, lastErrorLine);
       const summary = outcome.status === 'succeeded' ? 'Succeeded' : outcome.status === 'cancelled' ? 'Cancelled' : 'error' in outcome ? outcome.error : outcome.status;
       attempt.log(`${summary} in ${formatDuration(result.durationMs)}`, 'info');

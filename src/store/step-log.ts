@@ -6,9 +6,10 @@
 // Lines are split only when someone reads them: a page, a search, the live feed. The writer
 // costs one pass over the bytes (counting line feeds) and one append per file per flush.
 
+import { mkdir as mkdirWithCallback } from 'node:fs';
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
-import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { promisify } from 'node:util';
 import type { LogLine } from '../core/api';
 
 export type LogStream = NonNullable<LogLine['stream']>;
@@ -21,10 +22,14 @@ const maxStoredLineBytes = 64 * 1024;
 export const maxShownLineLength = 16_384;
 /** A block is written at most this large, so a reader never needs more at once. */
 const maxBlockBytes = 1024 * 1024;
+/** How long queued bytes wait for more before they are written. */
+const flushDelayMs = 10;
 /** Queued bytes past which a writer asks its producer to wait. */
 const backpressureBytes = 8 * 1024 * 1024;
 /** Control characters removed when lines are shown: C0 except tab, line feed and escape (colours). */
 const controlCharacters = /[\x00-\x08\x0B-\x1A\x1C-\x1F]/g;
+// On Node 20 a recursive mkdir through fs/promises costs several times the callback API's.
+const mkdir = promisify(mkdirWithCallback);
 
 export interface Block {
   offset: number;
@@ -73,7 +78,7 @@ export class LiveFeed {
   push(bytes: Buffer, lines: number, ts: number, stream: LogStream): void {
     this.chunks.push({ bytes, lines, ts, stream });
     this.kept += bytes.length;
-    while (this.kept > this.maxBytes && this.chunks.length > 1) {
+    while (this.kept - this.chunks[0]!.bytes.length > this.maxBytes) {
       const dropped = this.chunks.shift()!;
       this.kept -= dropped.bytes.length;
       this.skipped += dropped.lines;
@@ -84,24 +89,45 @@ export class LiveFeed {
     return this.chunks.length > 0 || this.skipped > 0;
   }
 
-  /** The lines since the last take, oldest first, and how many older ones did not fit (live lines carry no number). */
-  take(): { skipped: number; lines: Omit<StoredLine, 'n'>[] } {
-    const lines: Omit<StoredLine, 'n'>[] = [];
+  /**
+   * The newest lines since the last take that fit in `budget` bytes, counting `overhead` bytes
+   * more per line (what an event adds around each), oldest first, and how many older ones did not
+   * fit. Only the lines kept are split: a flood costs a bounded amount per take.
+   */
+  take(budget = this.maxBytes, overhead = 0): { skipped: number; lines: Omit<StoredLine, 'n'>[] } {
     let skipped = this.skipped;
-    for (const chunk of this.chunks) {
-      let bytes = chunk.bytes;
-      if (bytes.length > this.maxBytes) {
-        // One huge chunk: its last lines only, from a line start.
-        const cut = bytes.indexOf(newline, bytes.length - this.maxBytes) + 1;
-        skipped += countLines(bytes.subarray(0, cut));
-        bytes = bytes.subarray(cut);
+    let room = Math.min(budget, this.maxBytes);
+    const kept: { text: string; ts: number; stream: LogStream }[] = [];
+    for (let index = this.chunks.length - 1; index >= 0; index--) {
+      const { bytes, lines, ts, stream } = this.chunks[index]!;
+      if (room <= 0) {
+        skipped += lines;
+        continue;
       }
-      for (const { n: _n, ...line } of splitBlock(bytes, chunk, 0)) lines.push(line);
+      // Walk back over the chunk's lines (it ends with a line feed) while they fit.
+      let start = bytes.length;
+      let taken = 0;
+      while (start > 0) {
+        const previous = bytes.lastIndexOf(newline, start - 2) + 1;
+        const cost = start - previous + overhead;
+        if (cost > room) break;
+        room -= cost;
+        start = previous;
+        taken++;
+      }
+      skipped += lines - taken;
+      if (taken < lines) room = 0;
+      if (start < bytes.length) kept.push({ text: bytes.toString('utf8', start, bytes.length - 1), ts, stream });
     }
     this.chunks = [];
     this.kept = 0;
     this.skipped = 0;
-    return { skipped, lines };
+    const result: Omit<StoredLine, 'n'>[] = [];
+    for (let index = kept.length - 1; index >= 0; index--) {
+      const { text, ts, stream } = kept[index]!;
+      for (const line of text.split('\n')) result.push({ line: shown(line), ts, stream });
+    }
+    return { skipped, lines: result };
   }
 }
 
@@ -200,12 +226,14 @@ export class StepLogWriter {
     }
     this.live?.push(bytes, lines, ts, stream);
     this.queued += bytes.length;
-    if (!this.scheduled) {
+    // Written once a megabyte is queued, else a little later: one append per file for many chunks.
+    if (this.queued >= maxBlockBytes) void this.flush().catch(() => undefined);
+    else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
+      setTimeout(() => {
         this.scheduled = false;
         void this.flush().catch(() => undefined);
-      });
+      }, flushDelayMs);
     }
   }
 
@@ -215,20 +243,23 @@ export class StepLogWriter {
       await mkdir(dirname(this.path), { recursive: true });
       const data = await open(`${this.path}.log`, 'a+', 0o600);
       const index = await open(`${this.path}.idx`, 'a+', 0o600);
-      // What a crash left: a torn record is cut away, and bytes no record names (ended with a line
-      // feed) get a record of their own, so the next block starts on a line of its own.
+      const size = (await data.stat()).size;
+      if (size === 0) return { data, index, size };
+      // An existing log: what a crash left behind is mended first. A torn record is cut away, and
+      // bytes no record names (ended with a line feed) get a record of their own, so the next
+      // block starts on a line of its own.
       const found = await readBlocks(this.path);
       const recorded = found?.recorded ?? 0;
       await index.truncate(recorded * recordBytes);
-      let size = (await data.stat()).size;
+      let end = size;
       const leftover = found && found.blocks.length > recorded ? found.blocks.at(-1)! : undefined;
       if (leftover) {
-        const ends = (await readRange(this.path, size - 1, 1))[0] === newline;
+        const ends = (await readRange(this.path, end - 1, 1))[0] === newline;
         if (!ends) await data.write(Buffer.of(newline));
-        size += ends ? 0 : 1;
-        await index.write(record({ ...leftover, bytes: size - leftover.offset }));
+        end += ends ? 0 : 1;
+        await index.write(record({ ...leftover, bytes: end - leftover.offset }));
       }
-      return { data, index, size };
+      return { data, index, size: end };
     })();
     return this.files;
   }

@@ -200,8 +200,35 @@ runs('binary garbage and a 200 KB line do not break the log', async ({ factory }
   assert.is(done.status, 'succeeded');
   const log = await factory.api.readStepLog(run.id, 'noise');
   assert.ok(log.some((line) => line.line === 'done'));
-  assert.ok(log.every((line) => !line.line.includes('\0') && line.line.length <= 16384));
-  assert.is(log.filter((line) => /^x+$/.test(line.line)).reduce((sum, line) => sum + line.line.length, 0), 200000);
+  assert.ok(log.every((line) => !line.line.includes('\0') && line.line.length <= 16384 + 100), 'lines are shown cut');
+  assert.ok(log.some((line) => /^x{16384} … \(\d+ more characters: download the log\)$/.test(line.line)));
+  // The file keeps every byte: the long line in pieces of at most 128 KiB.
+  const file = readFileSync(join(factory.dir, 'runs', run.id, 'logs', 'noise.1.log'), 'latin1').split('\n');
+  assert.is(file.filter((line) => /^x+$/.test(line)).reduce((sum, line) => sum + line.length, 0), 200000);
+});
+
+runs('a step printing a million lines: every line on disk in order, memory bounded, live events of at most 256 KB with a skip marker', async ({ factory }) => {
+  const events = factory.record('logs');
+  const pipeline = await factory.pipeline([shell('flood', 'seq 1 1000000')]);
+  global.gc?.();
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+  const run = await factory.api.startRun({ pipelineId: pipeline.id });
+  await factory.waitForRun(run.id, ['succeeded'], 60_000);
+  clearInterval(sampler);
+  const lines = readFileSync(join(factory.dir, 'runs', run.id, 'logs', 'flood.1.log'), 'utf8').split('\n').filter((line) => /^\d+$/.test(line));
+  assert.is(lines.length, 1_000_000);
+  assert.ok(lines.every((line, index) => line === String(index + 1)), 'in order');
+  assert.ok(peak - before < 100 * 1024 * 1024, `memory grew ${Math.round((peak - before) / 1024 / 1024)} MB`);
+  await waitFor(() => events.length > 0, 2000, 'the logs events');
+  const sizes = events.map((batch) => Buffer.byteLength(JSON.stringify(batch)));
+  assert.ok(Math.max(...sizes) <= 256 * 1024 + 4096, `the largest logs event is ${Math.max(...sizes)} bytes`);
+  const flood = events.flat().filter((line) => line.stepId === 'flood');
+  const skipped = flood.reduce((sum, line) => sum + (line.skipped ?? 0), 0);
+  assert.ok(skipped > 0 && flood.some((line) => /^… [\d,]+ lines skipped \(full log on disk\)$/.test(line.line)), 'a marker says what the feed skipped');
+  assert.is(skipped + flood.filter((line) => line.skipped === undefined).length, 1_000_002, 'every line is either sent or counted (with the command and the result lines)');
+  assert.is(flood.at(-1)!.line.startsWith('Succeeded in'), true);
 });
 
 runs('the global cap holds queued runs back, oldest first, and a waiting run frees its slot', async ({ factory }) => {

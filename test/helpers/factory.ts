@@ -28,11 +28,21 @@ export async function startTestFactory(options: { overrides?: unknown; dir?: str
       return factory.api.savePipeline({ projectId: projects[0]!.id, name: 'Test pipeline', variables: {}, steps, ...extra });
     },
     async waitForRun(runId, statuses, timeoutMs = 10_000) {
+      // Run events say when the status changed; the full run is read only then.
+      let status = (await factory.api.getRun(runId))?.status;
+      const stop = factory.api.on('run', (run) => {
+        if (run.id === runId) status = run.status;
+      });
       let run: Run | undefined;
-      await waitFor(async () => {
-        run = await factory.api.getRun(runId);
-        return Boolean(run && statuses.includes(run.status));
-      }, timeoutMs, `run ${runId} to be ${statuses.join(' or ')} (it is ${run?.status})`);
+      try {
+        await waitFor(async () => {
+          if (!status || !statuses.includes(status)) return false;
+          run = await factory.api.getRun(runId);
+          return Boolean(run && statuses.includes(run.status));
+        }, timeoutMs, `run ${runId} to be ${statuses.join(' or ')} (it is ${status})`);
+      } finally {
+        stop();
+      }
       return run!;
     },
     record(event) {

@@ -124,7 +124,7 @@ cloud('polls use /search/jql with fields, follow nextPageToken until it is absen
   assert.ok(searches.every((call) => call.query.fields?.includes('summary')), 'fields always sent');
   assert.ok(fake.calls.every((call) => call.path !== '/rest/api/3/search'), 'never the removed /search');
   assert.is((await runKeys(context)).length, 230);
-  const run = await factory.waitForRun((await factory.api.listRuns({ limit: 1 }))[0]!.id, ['succeeded', 'failed']);
+  const run = await factory.waitForRun((await factory.api.listRuns({ limit: 1000 })).at(-1)!.id, ['succeeded', 'failed']);
   assert.match(run.steps[0]!.output!, /^KAN-\d+ \| Issue \d+ \| Body \d+ \| agent \| High \| jira \| http:\/\/127\.0\.0\.1:\d+\/browse\/KAN-\d+\n$/);
 
   fake.addIssue({ summary: 'A new one' });
