@@ -388,19 +388,31 @@ export async function readPage(path: string, page: PageRequest): Promise<{ lines
 }
 
 async function search(path: string, blocks: Block[], before: number, page: PageRequest): Promise<{ lines: StoredLine[]; earlier: number }> {
-  const needle = page.search!.toLowerCase();
+  const needle = new RegExp(page.search!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
   const matches: StoredLine[] = [];
   let count = 0;
   let first = 1;
   for (const block of blocks) {
     if (first >= before) break;
-    const data = await readRange(path, block.offset, block.bytes); // one block at a time: the event loop breathes between them
-    for (const line of splitBlock(data, block, first)) {
-      if (line.n >= before || !line.line.toLowerCase().includes(needle)) continue;
-      count++;
-      matches.push(line);
-      if (matches.length > page.limit) matches.shift();
+    // One block at a time (at most 1 MiB): the event loop breathes between them. Lines are made
+    // only for matches; line numbers come from counting line feeds up to each.
+    const text = (await readRange(path, block.offset, block.bytes)).toString('utf8');
+    let n = first;
+    let counted = 0;
+    for (let match = needle.exec(text); match; match = needle.exec(text)) {
+      const start = text.lastIndexOf('\n', match.index) + 1;
+      for (let at = text.indexOf('\n', counted); at !== -1 && at < start; at = text.indexOf('\n', at + 1)) n++, (counted = at + 1);
+      if (n >= before) break;
+      const end = text.indexOf('\n', match.index);
+      const line = text.slice(start, end === -1 ? undefined : end);
+      if (shown(line).toLowerCase().includes(page.search!.toLowerCase())) {
+        count++;
+        matches.push({ n, line: shown(line), ts: block.ts, stream: block.stream });
+        if (matches.length > page.limit) matches.shift();
+      }
+      needle.lastIndex = end === -1 ? text.length : end + 1;
     }
+    needle.lastIndex = 0;
     first += block.lines;
   }
   return { lines: matches, earlier: count - matches.length };
