@@ -6,6 +6,7 @@
 // root). Elsewhere (macOS, no /proc) nothing is found.
 
 import { randomBytes } from 'node:crypto';
+import { close, open, read } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 /** The environment variable runProcess sets on every process it starts. */
@@ -38,30 +39,112 @@ export async function environmentHolds(pid: number, entry: string, procFolder = 
 }
 
 /**
- * The pids of every process, except this one, whose environment holds `entry`, read from /proc
- * with at most READ_CONCURRENCY reads at once. Unreadable processes are skipped; without /proc
- * (macOS) the list is empty. Never rejects.
+ * The pids of every process, except this one, whose environment holds `entry`. Unreadable
+ * processes are skipped; without /proc (macOS) the list is empty. Never rejects.
+ *
+ * Calls share passes over /proc: a call made while a pass is under way is answered by the next
+ * one (which starts after it, so it sees every process that existed at the call), together with
+ * every other call made meanwhile. Many steps ending at once cost one or two passes, not one each.
  */
-export async function findMarkedProcesses(entry: string, procFolder = '/proc'): Promise<number[]> {
+export function findMarkedProcesses(entry: string, procFolder = '/proc'): Promise<number[]> {
+  let scanner = scanners.get(procFolder);
+  if (!scanner) scanners.set(procFolder, (scanner = new SharedScan(procFolder)));
+  return scanner.find(entry);
+}
+
+const scanners = new Map<string, SharedScan>();
+
+/** One folder's queue of calls, answered a batch per pass; at most one pass at a time. */
+class SharedScan {
+  private waiting = new Map<string, ((pids: number[]) => void)[]>();
+  private scanning = false;
+
+  constructor(private readonly procFolder: string) {}
+
+  find(entry: string): Promise<number[]> {
+    return new Promise((resolve) => {
+      this.waiting.set(entry, [...(this.waiting.get(entry) ?? []), resolve]);
+      if (!this.scanning) void this.scan();
+    });
+  }
+
+  private async scan(): Promise<void> {
+    this.scanning = true;
+    while (this.waiting.size > 0) {
+      const batch = this.waiting;
+      this.waiting = new Map();
+      const found = await scanEnvironments([...batch.keys()], this.procFolder);
+      for (const [entry, callers] of batch) for (const resolve of callers) resolve(found.get(entry) ?? []);
+    }
+    this.scanning = false;
+    scanners.delete(this.procFolder);
+  }
+}
+
+/**
+ * One pass over `procFolder`: for each entry, the pids (ascending, this process and init left out)
+ * whose environment holds it, with at most READ_CONCURRENCY reads at once. Never rejects.
+ */
+async function scanEnvironments(entries: string[], procFolder: string): Promise<Map<string, number[]>> {
+  const found = new Map(entries.map((entry) => [entry, [] as number[]]));
   let names: string[];
   try {
     names = await readdir(procFolder);
   } catch {
-    return [];
+    return found;
   }
   const pids = names.filter((name) => /^[1-9]\d*$/.test(name)).map(Number).filter((pid) => pid > 1 && pid !== process.pid);
-  const needle = Buffer.from(entry, 'utf8');
-  const found: number[] = [];
+  const needles = entries.map((entry) => Buffer.from(entry, 'utf8'));
   let next = 0;
   const worker = async (): Promise<void> => {
+    let buffer: Buffer = Buffer.allocUnsafe(ENVIRONMENT_BUFFER_BYTES);
     while (next < pids.length) {
       const pid = pids[next++]!;
-      const environment = await readFile(`${procFolder}/${pid}/environ`).catch(() => undefined);
-      if (environment && holdsEntry(environment, needle)) found.push(pid);
+      const read = await readEnvironment(`${procFolder}/${pid}/environ`, buffer);
+      if (!read) continue;
+      buffer = read.buffer;
+      const environment = buffer.subarray(0, read.length);
+      needles.forEach((needle, index) => {
+        if (holdsEntry(environment, needle)) found.get(entries[index]!)!.push(pid);
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, pids.length) }, worker));
-  return found.sort((a, b) => a - b);
+  for (const list of found.values()) list.sort((a, b) => a - b);
+  return found;
+}
+
+/** The first size of each reader's buffer; a larger environment makes it grow. */
+const ENVIRONMENT_BUFFER_BYTES = 32_768;
+
+/**
+ * Reads a whole /proc/<pid>/environ into `buffer` (or a larger one, returned); undefined when it
+ * cannot be read. This runs for every process on the machine at each step's end, so it costs what
+ * it must: open, read and close through fs's callbacks (readFile would also fstat, and read once
+ * more to see the end; FileHandle and promises nearly double the CPU time). A read shorter than
+ * asked is the end: /proc's environ fills each read as far as the environment goes.
+ */
+function readEnvironment(path: string, buffer: Buffer): Promise<{ buffer: Buffer; length: number } | undefined> {
+  return new Promise((resolve) => {
+    open(path, 'r', (openError, descriptor) => {
+      if (openError) return resolve(undefined);
+      const finish = (result: { buffer: Buffer; length: number } | undefined): void => {
+        close(descriptor, () => {});
+        resolve(result);
+      };
+      const readFrom = (target: Buffer, length: number): void => {
+        read(descriptor, target, length, target.length - length, length, (readError, bytesRead) => {
+          if (readError) return finish(undefined);
+          const total = length + bytesRead;
+          if (total < target.length) return finish({ buffer: target, length: total });
+          const larger = Buffer.allocUnsafe(target.length * 2);
+          target.copy(larger);
+          readFrom(larger, total);
+        });
+      };
+      readFrom(buffer, 0);
+    });
+  });
 }
 
 /**

@@ -55,6 +55,29 @@ markers('finds the processes whose environment holds the whole entry, and no oth
   assert.is(await environmentHolds(204, entry, proc), false);
 });
 
+markers('calls made at the same time share a pass and each get their own processes', async ({ proc }) => {
+  const entries = ['FACTORY_PROCESS_MARKER=one', 'FACTORY_PROCESS_MARKER=two', 'FACTORY_PROCESS_MARKER=three'];
+  fakeProcess(proc, 10, [entries[0]!]);
+  fakeProcess(proc, 11, ['PATH=/bin', entries[1]!]);
+  fakeProcess(proc, 12, [entries[0]!]);
+  const answers = await Promise.all([...entries, entries[0]!].map((entry) => findMarkedProcesses(entry, proc)));
+  assert.equal(answers, [[10, 12], [11], [], [10, 12]]);
+  // A call made while a pass is under way sees what appeared meanwhile.
+  const first = findMarkedProcesses(entries[2]!, proc);
+  fakeProcess(proc, 13, [entries[2]!]);
+  const second = findMarkedProcesses(entries[2]!, proc);
+  assert.equal((await second), [13]);
+  assert.ok((await first).length <= 1);
+});
+
+markers('reads an environment larger than the first buffer (32 KiB)', async ({ proc }) => {
+  const entry = 'FACTORY_PROCESS_MARKER=late';
+  fakeProcess(proc, 20, [`BIG=${'x'.repeat(100_000)}`, entry]);
+  fakeProcess(proc, 21, [`BIG=${'x'.repeat(32_768 - 'BIG=\0'.length)}`]); // exactly the buffer
+  fakeProcess(proc, 22, [`BIG=${'x'.repeat(32_768 - 'BIG=\0'.length - entry.length - 1)}`, entry]); // ends where the buffer does
+  assert.equal(await findMarkedProcesses(entry, proc), [20, 22]);
+});
+
 markers('finds nothing, without failing, where there is no /proc', async ({ proc }) => {
   assert.equal(await findMarkedProcesses('FACTORY_PROCESS_MARKER=abc', join(proc, 'missing')), []);
 });
