@@ -47,10 +47,17 @@ interface Word {
   raw: string;
   /** The word's text after quote removal, when it holds no expansion and no placeholder. */
   literal: string | undefined;
-  /** Placeholders anywhere inside the word, nested substitutions included. */
-  placeholders: ShellPlaceholder[];
+  /**
+   * The placeholders anywhere inside the word, nested substitutions included: `found[from]` up to
+   * `found[to]` (exclusive) of the scan's list, which is in order of position.
+   */
+  found: readonly ShellPlaceholder[];
+  from: number;
+  to: number;
   /** The redirection operator this word is the target of (`>`, `<<<`, …). */
   redirect?: string;
+  /** Where the subscript of `name[…]` at the word's start ends (after its `]`). */
+  subscriptEnd?: number;
 }
 
 interface HeredocFrame {
@@ -61,6 +68,8 @@ interface HeredocFrame {
   danger: CodePlace | undefined;
   /** The command the body is the input of reads it as code (set when that command ends). */
   feeds?: string;
+  /** Where the body starts in the command. */
+  bodyStart: number;
 }
 
 interface PipelineStage {
@@ -82,6 +91,8 @@ interface CodeFrame {
   word: Word | undefined;
   /** The words of the current simple command. */
   words: Word[];
+  /** The index in `words` of the command's name, once a word that is not an assignment, a reserved word or a redirection came. */
+  nameAt: number | undefined;
   /** Here-documents the current command opened. */
   heredocs: HeredocFrame[];
   /** The finished commands of the current pipeline. */
@@ -101,11 +112,13 @@ type Frame =
   | { kind: 'single'; danger: CodePlace | undefined }
   | { kind: 'ansi'; danger: CodePlace | undefined }
   | { kind: 'parameter'; inDouble: boolean; depth: number; nameLength: number; inName: boolean; danger: CodePlace | undefined }
-  | { kind: 'arithmetic'; closer: ')' | ']'; depth: number; danger: CodePlace };
+  | { kind: 'arithmetic'; closer: ')' | ']'; depth: number; danger: CodePlace; subscriptOf?: Word };
 
 const wordEnd = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>']);
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const assignmentWord = /^[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=/s;
+const leadingName = /^[A-Za-z_][A-Za-z0-9_]*/;
+/** Words longer than this are never a command name, option or keyword the scanner looks for. */
+const maxLiteralLength = 256;
 /** Words that may come before a command's name without being it. */
 const reservedWords = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', 'time', 'esac']);
 /** Builtins whose arguments are assignments (`declare a[1]=x`). */
@@ -128,7 +141,7 @@ const sshValueOptions = new Set(['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i',
 
 /** A word's text with quotes and backslashes removed, or undefined when it expands anything. */
 function literalOf(raw: string, hasPlaceholder: boolean): string | undefined {
-  if (hasPlaceholder || /[$`]/.test(raw)) return undefined;
+  if (hasPlaceholder || raw.length > maxLiteralLength || /[$`]/.test(raw)) return undefined;
   let text = '';
   for (let index = 0; index < raw.length; index += 1) {
     const character = raw[index]!;
@@ -160,22 +173,44 @@ function programName(word: Word | undefined): string | undefined {
   return literal === undefined ? undefined : literal.slice(literal.lastIndexOf('/') + 1);
 }
 
+/** Calls `action` with each placeholder inside `word`. */
+function eachPlaceholder(word: Word | undefined, action: (placeholder: ShellPlaceholder) => void): void {
+  if (word) for (let at = word.from; at < word.to; at += 1) action(word.found[at]!);
+}
+
 function mark(words: Iterable<Word | undefined>, codePlace: CodePlace): void {
-  for (const word of words) for (const placeholder of word?.placeholders ?? []) placeholder.codePlace ??= codePlace;
+  for (const word of words) eachPlaceholder(word, (placeholder) => (placeholder.codePlace ??= codePlace));
 }
 
 function markReparsed(words: Iterable<Word | undefined>, by: string): void {
-  for (const word of words) for (const placeholder of word?.placeholders ?? []) placeholder.reparsedBy ??= by;
+  for (const word of words) eachPlaceholder(word, (placeholder) => (placeholder.reparsedBy ??= by));
+}
+
+/**
+ * Whether `text` (a word, or its start so far) is an assignment up to `=`: `name=`, `name+=`,
+ * `name[…]=`; `subscriptEnd` is where a subscript at its start ended, relative to the text.
+ */
+function isAssignment(text: string, subscriptEnd: number | undefined): boolean {
+  const name = leadingName.exec(text);
+  if (!name) return false;
+  let at = name[0].length;
+  if (text[at] === '[') {
+    if (subscriptEnd === undefined) return false;
+    at = subscriptEnd;
+  }
+  return text.startsWith('=', at) || text.startsWith('+=', at);
+}
+
+/** A word that may come before a command's name: an assignment or a reserved word. */
+function isPrefixWord(word: Word): boolean {
+  const subscriptEnd = word.subscriptEnd === undefined ? undefined : word.subscriptEnd - word.start;
+  return isAssignment(word.raw, subscriptEnd) || (word.literal !== undefined && reservedWords.has(word.literal));
 }
 
 /** Index of the command's name: after assignments and reserved words. */
 function nameIndex(words: readonly Word[]): number {
   let index = 0;
-  while (index < words.length) {
-    const word = words[index]!;
-    if (assignmentWord.test(word.raw) || (word.literal !== undefined && reservedWords.has(word.literal))) index += 1;
-    else break;
-  }
+  while (index < words.length && isPrefixWord(words[index]!)) index += 1;
   return index;
 }
 
@@ -239,7 +274,9 @@ function analyzeCommand(all: readonly Word[]): string | undefined {
           if (word.literal?.startsWith('-') || word.literal?.startsWith('+')) continue;
           const equals = word.raw.indexOf('=');
           const nameEnd = whole || equals === -1 ? Infinity : word.start + equals;
-          for (const placeholder of word.placeholders) if (placeholder.start < nameEnd) placeholder.codePlace ??= 'a variable name';
+          eachPlaceholder(word, (placeholder) => {
+            if (placeholder.start < nameEnd) placeholder.codePlace ??= 'a variable name';
+          });
         }
       }
   }
@@ -353,7 +390,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
   const starts = new Map(placeholders.map((placeholder) => [placeholder.start, placeholder]));
   const found: ShellPlaceholder[] = [];
   const newCode = (closer: CodeFrame['closer'], danger: CodePlace | undefined, arrayLiteral = false): CodeFrame => ({
-    kind: 'code', closer, danger, arrayLiteral, depth: 0, word: undefined, words: [], heredocs: [], pipeline: [],
+    kind: 'code', closer, danger, arrayLiteral, depth: 0, word: undefined, words: [], nameAt: undefined, heredocs: [], pipeline: [],
     pendingRedirect: undefined, doubleBracket: false, caseDepth: 0, casePattern: false,
   });
   const stack: Frame[] = [newCode(null, undefined)];
@@ -370,7 +407,39 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
     }
     throw new Error('unreachable: the bottom frame is code');
   };
-  const touchWord = (frame: CodeFrame, at: number): Word => (frame.word ??= { start: at, raw: '', literal: undefined, placeholders: [] });
+  const touchWord = (frame: CodeFrame, at: number): Word => (frame.word ??= { start: at, raw: '', literal: undefined, found, from: 0, to: 0 });
+  /** The index in `found` of the first placeholder at or after `position`. */
+  const firstFoundAt = (position: number): number => {
+    let low = 0;
+    let high = found.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (found[middle]!.start < position) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  const resetCommand = (frame: CodeFrame): void => {
+    frame.words = [];
+    frame.nameAt = undefined;
+  };
+  const openHeredoc = (heredoc: HeredocFrame, at: number): void => {
+    heredoc.bodyStart = at;
+    stack.push(heredoc);
+  };
+  /**
+   * Ends a here-document body at `end`. The body is no word of its command, but it may be the
+   * input of a reader of code: unquoted, the values are in that code; quoted, the code holds only
+   * the references, which a shell reading it expands itself.
+   */
+  const closeHeredoc = (heredoc: HeredocFrame, end: number): void => {
+    if (heredoc.feeds === undefined) return;
+    const feeds = heredoc.feeds;
+    for (let at = firstFoundAt(heredoc.bodyStart); at < found.length && found[at]!.start < end; at += 1) {
+      if (!heredoc.quoted) found[at]!.reparsedBy ??= feeds;
+      else if (shells.has(feeds)) found[at]!.expandedByReader = true;
+    }
+  };
 
   /** Ends the word being read in `frame` at `end` and files it in the current command. */
   const finishWord = (frame: CodeFrame, end: number): void => {
@@ -378,7 +447,9 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
     if (!word) return;
     frame.word = undefined;
     word.raw = command.slice(word.start, end);
-    word.literal = literalOf(word.raw, word.placeholders.length > 0);
+    word.from = firstFoundAt(word.start);
+    word.to = found.length;
+    word.literal = literalOf(word.raw, word.to > word.from);
     if (frame.pendingRedirect !== undefined) {
       word.redirect = frame.pendingRedirect;
       frame.pendingRedirect = undefined;
@@ -391,21 +462,22 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
       }
       return;
     }
-    const atCommandStart = word.redirect === undefined && nameIndex(frame.words) === frame.words.length;
+    const atCommandStart = word.redirect === undefined && frame.nameAt === undefined;
     if (atCommandStart && word.literal === 'esac' && frame.caseDepth > 0) {
       frame.caseDepth -= 1;
       return;
     }
     frame.words.push(word);
+    if (atCommandStart && !isPrefixWord(word)) frame.nameAt = frame.words.length - 1;
     if (atCommandStart && word.literal === '[[') frame.doubleBracket = true;
     else if (frame.doubleBracket && word.literal === ']]') {
       const open = frame.words.findIndex((candidate) => candidate.literal === '[[');
       analyzeDoubleBracket(frame.words.slice(open + 1, -1));
       frame.doubleBracket = false;
     }
-    const first = frame.words[nameIndex(frame.words)];
-    if (first?.literal === 'case' && frame.words.length - nameIndex(frame.words) === 3 && word.literal === 'in') {
-      frame.words = [];
+    const name = frame.nameAt;
+    if (name !== undefined && frame.words[name]!.literal === 'case' && frame.words.length - name === 3 && word.literal === 'in') {
+      resetCommand(frame);
       frame.caseDepth += 1;
       frame.casePattern = true;
     }
@@ -416,7 +488,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
     finishWord(frame, end);
     const words = frame.words;
     const heredocs = frame.heredocs;
-    frame.words = [];
+    resetCommand(frame);
     frame.heredocs = [];
     frame.pendingRedirect = undefined;
     frame.doubleBracket = false;
@@ -428,32 +500,19 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
     }
     if (words.length > 0 || heredocs.length > 0) frame.pipeline.push({ words, heredocs, readsCode });
     if (pipe) return;
+    // What a stage prints goes into the next reader of code down the pipeline.
     const stages = frame.pipeline;
     frame.pipeline = [];
-    stages.forEach((stage, position) => {
-      if (position === 0 || stage.readsCode === undefined) return;
-      for (const earlier of stages.slice(0, position)) {
-        markReparsed(earlier.words, stage.readsCode);
-        for (const heredoc of earlier.heredocs) heredoc.feeds ??= stage.readsCode;
+    let waiting: PipelineStage[] = [];
+    for (const stage of stages) {
+      if (stage.readsCode !== undefined) {
+        for (const earlier of waiting) {
+          markReparsed(earlier.words, stage.readsCode);
+          for (const heredoc of earlier.heredocs) heredoc.feeds ??= stage.readsCode;
+        }
+        waiting = [];
       }
-    });
-  };
-
-  /** Files a placeholder in the word of every code frame it stands in. */
-  const place = (placeholder: ShellPlaceholder): void => {
-    let skipOwner = false;
-    for (let at = stack.length - 1; at >= 0; at -= 1) {
-      const frame = stack[at]!;
-      if (frame.kind === 'heredoc') {
-        // The body is no word of the command it belongs to, but may be the input of a reader of
-        // code: unquoted, the value is in that code; quoted, the code holds only the reference.
-        if (frame.feeds !== undefined && !frame.quoted) placeholder.reparsedBy ??= frame.feeds;
-        if (frame.feeds !== undefined && frame.quoted && shells.has(frame.feeds)) placeholder.expandedByReader = true;
-        skipOwner = true;
-      } else if (frame.kind === 'code') {
-        if (skipOwner) skipOwner = false;
-        else touchWord(frame, placeholder.start).placeholders.push(placeholder);
-      }
+      waiting.push(stage);
     }
   };
 
@@ -523,7 +582,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
         openBacktick();
       }
     } else if (character === '[' && frame.word !== undefined && subscriptFollows(frame)) {
-      stack.push({ kind: 'arithmetic', closer: ']', depth: 0, danger: frame.danger ?? 'an array subscript' });
+      stack.push({ kind: 'arithmetic', closer: ']', depth: 0, danger: frame.danger ?? 'an array subscript', subscriptOf: frame.word });
       index += 1;
     } else if (character === '[' && frame.word === undefined && frame.arrayLiteral) {
       touchWord(frame, index);
@@ -533,7 +592,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
       // Inside [[ ]] these are operators of the test, not redirections or lists.
       finishWord(frame, index);
       const length = (character === '&' || character === '|') && next === character ? 2 : 1;
-      frame.words.push({ start: index, raw: command.slice(index, index + length), literal: command.slice(index, index + length), placeholders: [] });
+      frame.words.push({ start: index, raw: command.slice(index, index + length), literal: command.slice(index, index + length), found, from: 0, to: 0 });
       index += length;
     } else if ((character === '<' || character === '>') && next === '(') {
       touchWord(frame, index); // process substitution: a command inside a word
@@ -545,7 +604,8 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
       stack.push({ kind: 'arithmetic', closer: ')', depth: 0, danger: frame.danger ?? '(( ))' });
       index += 2;
     } else if (character === '(') {
-      if (frame.word !== undefined && frame.word.start < index && assignmentWord.test(command.slice(frame.word.start, index)) && command[index - 1] === '=') {
+      const word = frame.word;
+      if (word !== undefined && command[index - 1] === '=' && isAssignment(command.slice(word.start, index), word.subscriptEnd === undefined ? undefined : word.subscriptEnd - word.start)) {
         stack.push(newCode(')', frame.danger, true));
       } else if (!frame.casePattern) {
         finishCommand(frame, index);
@@ -556,7 +616,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
       if (frame.casePattern) {
         finishWord(frame, index);
         frame.casePattern = false;
-        frame.words = [];
+        resetCommand(frame);
       } else if (frame.depth > 0) {
         finishCommand(frame, index);
         frame.depth -= 1;
@@ -593,7 +653,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
       else finishWord(frame, index);
       index += 1;
       const heredoc = pendingHeredocs.shift();
-      if (heredoc) stack.push(heredoc);
+      if (heredoc) openHeredoc(heredoc, index);
     } else if (character === ' ' || character === '\t') {
       finishWord(frame, index);
       index += 1;
@@ -607,8 +667,8 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
   const subscriptFollows = (frame: CodeFrame): boolean => {
     const name = command.slice(frame.word!.start, index);
     if (!identifier.test(name)) return false;
-    const at = nameIndex(frame.words);
-    return at === frame.words.length || declarationBuiltins.has(frame.words[at]!.literal ?? '');
+    const at = frame.nameAt;
+    return at === undefined || declarationBuiltins.has(frame.words[at]!.literal ?? '');
   };
 
   /** A redirection operator at `index`; here-documents are queued, other targets marked. */
@@ -621,7 +681,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
       index += 3;
     } else if (character === '<' && command.startsWith('<<', index)) {
       index = readHeredocOperator(command, index, starts, (heredoc) => {
-        const full: HeredocFrame = { kind: 'heredoc', ...heredoc, danger: frame.danger };
+        const full: HeredocFrame = { kind: 'heredoc', ...heredoc, danger: frame.danger, bodyStart: 0 };
         pendingHeredocs.push(full);
         frame.heredocs.push(full);
       });
@@ -643,9 +703,10 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
       if (frame.stripTabs) line = line.replace(/^\t+/, '');
       if (line === frame.delimiter) {
         stack.pop();
+        closeHeredoc(frame, index);
         index = lineEnd + 1;
         const next = pendingHeredocs.shift();
-        if (next && index < command.length) stack.push(next);
+        if (next && index < command.length) openHeredoc(next, index);
         continue;
       }
     }
@@ -655,7 +716,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
       const shellPlaceholder: ShellPlaceholder = { ...placeholder, quoting: quotingOf(frame), before };
       if (frame.danger !== undefined) shellPlaceholder.codePlace = frame.danger;
       if (frame.kind === 'parameter' && frame.inName) frame.inName = false;
-      place(shellPlaceholder);
+      if (frame.kind === 'code') touchWord(frame, index);
       found.push(shellPlaceholder);
       before = null;
       index = placeholder.end;
@@ -742,6 +803,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
         else if (character === '`') openBacktick();
         else if (character === frame.closer && frame.depth === 0) {
           stack.pop();
+          if (frame.subscriptOf) frame.subscriptOf.subscriptEnd = index + 1;
           index += frame.closer === ')' && command[index + 1] === ')' ? 2 : 1;
         } else {
           const opener = frame.closer === ')' ? '(' : '[';
@@ -758,6 +820,7 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
   for (let at = stack.length - 1; at >= 0; at -= 1) {
     const frame = stack[at]!;
     if (frame.kind === 'code') finishCommand(frame, command.length);
+    if (frame.kind === 'heredoc') closeHeredoc(frame, command.length);
   }
   return found;
 }
