@@ -122,6 +122,8 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
 
     // Projects and pipelines
     saveProject: (project) => config.saveProject(project),
+    listRunBranches: (projectId) => runs.listRunBranches(projectId),
+    deleteRunBranches: (projectId, which) => runs.deleteRunBranches(projectId, which),
     deleteProject: (id) => config.deleteProject(id),
     savePipeline: (pipeline) => config.savePipeline(pipeline),
     checkPipeline: async (pipeline) => config.checkPipeline(pipeline),

@@ -46,6 +46,8 @@ export interface StartOptions {
   uiRoot: string;
   /** Shows a native notification (desktop channels); absent in headless mode, where they do nothing. */
   desktopNotify?: DesktopNotify;
+  /** The engine's clock for runs (tests move it: worktree retention). */
+  now?: () => number;
   /** Tests shorten the trigger service's waits. */
   triggerTuning?: Pick<TriggerServiceOptions, 'writeBackRetryDelaysMs' | 'firstPollDelayMs' | 'now'>;
 }
@@ -100,6 +102,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
       }),
     },
     worktreesDir: join(options.dataDir, 'worktrees'),
+    ...(options.now ? { now: options.now } : {}),
     secrets,
     runUrl,
   });

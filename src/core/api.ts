@@ -189,6 +189,21 @@ export interface Run {
   steps: StepRun[];
   /** The pipeline snapshot taken at start: only in `getRun`. */
   pipeline?: Pipeline;
+  /** The branch holding the run's work once its worktree folder was removed (retention): a retry starts from it. */
+  branch?: string;
+}
+
+/** A branch a run's worktree was on (`factory/<run-id>`), kept because it holds work. */
+export interface RunBranch {
+  branch: string;
+  runId: string;
+  /** The run's issue title or pipeline name, while the run exists. */
+  runTitle?: string;
+  /** Commits on it that no other local or remote-tracking branch has (what deleting it loses). */
+  ahead: number;
+  lastCommitAt: number;
+  /** A remote-tracking branch has its last commit. */
+  pushed: boolean;
 }
 
 export interface StartRunRequest {
@@ -433,6 +448,8 @@ export interface Settings {
   remoteAccess: ServerSettings & { allowedHosts?: string[] };
   /** Default 2. */
   maxParallelRuns: number;
+  /** Days after a run finished that its worktree folder is removed (its work kept on its branch); 0 keeps them. Default 7. */
+  worktreeRetentionDays: number;
   defaultHarnessId?: string;
   theme?: 'system' | 'light' | 'dark';
 }
@@ -513,12 +530,17 @@ export interface FactoryMethods {
   startRun(request: StartRunRequest): Promise<Run>;
   cancelRun(id: string): Promise<void>;
   retryRun(id: string, fromStepId?: string): Promise<Run>;
-  deleteRun(id: string): Promise<void>;
+  /** Resolves with what was kept of the run's work, in words, when it had a worktree. */
+  deleteRun(id: string): Promise<string | undefined>;
   approveStep(runId: string, stepId: string, approved: boolean, comment?: string, selected?: string[]): Promise<void>;
   readStepLog(runId: string, stepId: string, attempt?: number, page?: LogPage): Promise<LogLine[]>;
   readRunLog(runId: string, page?: LogPage): Promise<LogLine[]>;
   // Projects and pipelines
   saveProject(project: ProjectInput): Promise<Project>;
+  /** The run branches of a project's repository (`factory/run_…`). */
+  listRunBranches(projectId: string): Promise<RunBranch[]>;
+  /** Deletes run branches: the one named, or every one whose commits are all on other branches (`merged`). Resolves with the branches deleted. */
+  deleteRunBranches(projectId: string, which: string | 'merged'): Promise<string[]>;
   deleteProject(id: string): Promise<void>;
   savePipeline(pipeline: PipelineInput): Promise<SavedPipeline>;
   /** Checks a pipeline as savePipeline would, without saving it (the editor, when a field loses focus). */
@@ -598,6 +620,8 @@ export const methods = {
   readStepLog: any(4),
   readRunLog: any(2),
   saveProject: any(1),
+  listRunBranches: any(1),
+  deleteRunBranches: any(2),
   deleteProject: any(1),
   savePipeline: any(1),
   checkPipeline: any(1),

@@ -9,6 +9,7 @@ export const defaultSettings: Settings = {
   webhookServer: { enabled: false, host: '127.0.0.1', port: 7717 },
   remoteAccess: { enabled: false, host: '127.0.0.1', port: 7718, allowedHosts: [] },
   maxParallelRuns: 2,
+  worktreeRetentionDays: 7,
   theme: 'system',
 };
 
@@ -64,6 +65,11 @@ export function mergeSettings(current: Settings, input: unknown): Settings {
     } else {
       issues.push({ field: 'remoteAccess.allowedHosts', message: `must be a list of host names such as factory.example.com, not ${quote(hosts)}` });
     }
+  }
+  if (patch.worktreeRetentionDays !== undefined) {
+    const value = patch.worktreeRetentionDays;
+    if (Number.isInteger(value) && value >= 0 && value <= 3650) next.worktreeRetentionDays = value;
+    else issues.push({ field: 'worktreeRetentionDays', message: `must be a whole number of days from 0 (keep until deleted) to 3650, not ${quote(value)}` });
   }
   if (patch.maxParallelRuns !== undefined) {
     const value = patch.maxParallelRuns;

@@ -7,7 +7,8 @@
 // Active runs (queued, running, waiting) are kept whole in memory; finished runs are kept slim
 // (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
 
-import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type Run, type StepRun } from '../core/api';
+import { resolve } from 'node:path';
+import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type Run, type RunBranch, type StepRun } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newRunId } from '../core/ids';
 import {
@@ -23,7 +24,8 @@ import { RunLogs } from './run-logs';
 import { recoverRuns } from './recovery';
 import { runProcess } from './process';
 import type { StepOutcome, StepRunners } from './steps';
-import { prepareWorkspace, removeWorkspace, type CommandRunner } from './workspace';
+import { deleteRunBranch, listRunBranches, retireWorkspace } from './kept-work';
+import { prepareWorkspace, worktreePath, type CommandRunner } from './workspace';
 
 export const defaultStepTimeoutSec = 3600;
 
@@ -82,6 +84,9 @@ export class RunService {
   private queue: string[] = [];
   private readonly active = new Map<string, ActiveRun>();
   private readonly logs: RunLogs;
+  /** Worktrees being removed by retention, by run id: a retry or a delete waits for them. */
+  private readonly retiring = new Map<string, Promise<void>>();
+  private sweepTimer: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly lifecycleListeners = new Set<(event: RunLifecycleEvent) => void>();
   /** Runs a crash interrupted (failed at open), announced as finished by `start`. */
@@ -123,6 +128,11 @@ export class RunService {
     this.interrupted = [];
     this.options.config.subscribe(() => this.pump());
     this.pump();
+    // Finished runs' worktrees past their time go now, and then once an hour.
+    const sweep = () => void this.sweepWorktrees().catch((error) => console.error(`Sweeping worktrees failed: ${errorMessage(error)}`));
+    this.sweepTimer = setInterval(sweep, 3600_000);
+    this.sweepTimer.unref();
+    setImmediate(sweep);
   }
 
   /** Subscribes to run lifecycle events; returns the unsubscribe function. */
@@ -298,6 +308,7 @@ export class RunService {
   async retryRun(id: unknown, fromStepId?: unknown): Promise<Run> {
     const slim = this.requireRun(id);
     if (!isFinished(slim.status)) throw new ConflictError(`Run \`${slim.id}\` is ${slim.status}; only a finished run can be retried`);
+    await this.retiring.get(slim.id);
     let from = 0;
     if (fromStepId !== undefined && fromStepId !== null && fromStepId !== '') {
       this.requireStep(slim, fromStepId);
@@ -333,22 +344,109 @@ export class RunService {
     return queued;
   }
 
-  /** Deletes a finished run: its files, its logs and its worktree. */
-  async deleteRun(id: unknown): Promise<void> {
+  /**
+   * Deletes a finished run: its files and its logs. Its worktree goes, but not its work (kept-work.ts):
+   * resolves with what was kept, in words, for a run that had a worktree or a kept branch.
+   */
+  async deleteRun(id: unknown): Promise<string | undefined> {
     const run = this.requireRun(id);
     if (!isFinished(run.status)) throw new ConflictError(`Run \`${run.id}\` is ${run.status}; cancel it before deleting it`);
+    await this.retiring.get(run.id);
     await this.beforeDelete?.(run);
     this.runs.delete(run.id);
     this.order = this.order.filter((candidate) => candidate !== run.id);
     this.options.batcher.forgetRun(run.id);
     const project = this.options.config.current.projects.find((candidate) => candidate.id === run.projectId);
-    if (project?.worktrees && run.workspace) {
-      await removeWorkspace({
-        project, runId: run.id, worktreesDir: this.options.worktreesDir, env: buildStepEnvironment(this.baseEnvironment(), this.secrets()), run: this.runCommand,
-      }).catch((error) => console.error(`Removing the worktree of ${run.id} failed: ${errorMessage(error)}`));
+    let kept: string | undefined;
+    if (project?.worktrees && (run.workspace || run.branch)) {
+      const lines: string[] = [];
+      const retired = await retireWorkspace({ ...this.worktreeOptions(run, project), log: (line) => lines.push(line) });
+      kept = retired?.message ?? `the worktree ${worktreePath(this.options.worktreesDir, run.id)} was left in place: ${lines.at(-1) ?? 'git failed'}`;
+      console.log(`Deleted ${run.id}: ${kept}`);
     }
     await this.options.store.delete(run.id);
     this.options.hub.emit('run-deleted', run.id);
+    return kept;
+  }
+
+  /**
+   * Removes the worktree folders of runs finished more than `worktreeRetentionDays` ago (their work
+   * kept on their branches), one run at a time; a retry meanwhile waits. The run then names its
+   * branch and has no workspace: a retry makes the worktree again from that branch.
+   */
+  async sweepWorktrees(): Promise<void> {
+    const days = this.options.config.settings.worktreeRetentionDays;
+    if (!days || this.stopping) return;
+    const before = this.now() - days * 24 * 3600_000;
+    const root = resolve(this.options.worktreesDir);
+    for (const slim of [...this.runs.values()]) {
+      const project = this.options.config.current.projects.find((candidate) => candidate.id === slim.projectId);
+      if (!isFinished(slim.status) || !project?.worktrees || !slim.workspace?.startsWith(root) || (slim.finishedAt ?? Infinity) > before) continue;
+      const retiring = (async () => {
+        const retired = await retireWorkspace({ ...this.worktreeOptions(slim, project), log: (line) => this.logs.note(slim.id, line) });
+        const run = retired && this.runs.get(slim.id) === slim ? await this.options.store.read(slim.id) : undefined;
+        if (!retired || !run) return;
+        delete run.workspace;
+        if (retired.keptBranch) run.branch = retired.keptBranch;
+        this.logs.note(run.id, `Worktree removed after ${days} days: ${retired.message}`);
+        await this.options.store.save(run);
+        this.runs.set(run.id, slimRun(run));
+        this.changed(run);
+      })();
+      this.retiring.set(slim.id, retiring);
+      await retiring.catch((error) => console.error(`Removing the worktree of ${slim.id} failed: ${errorMessage(error)}`)).finally(() => this.retiring.delete(slim.id));
+    }
+  }
+
+  /** The run branches of a project, with the title of the run each belongs to. */
+  async listRunBranches(projectId: unknown): Promise<RunBranch[]> {
+    const branches = await listRunBranches(this.options.config.getProject(projectId), this.gitEnvironment(), this.runCommand);
+    return branches.map((branch) => {
+      const run = this.runs.get(branch.runId);
+      return run ? { ...branch, runTitle: run.issue?.title ?? run.pipelineName } : branch;
+    });
+  }
+
+  /** Deletes one run branch, or every one whose commits are all on other branches (`merged`); never one of a run that is not finished. */
+  async deleteRunBranches(projectId: unknown, which: unknown): Promise<string[]> {
+    const project = this.options.config.getProject(projectId);
+    const branches = await listRunBranches(project, this.gitEnvironment(), this.runCommand);
+    const chosen = which === 'merged' ? branches.filter((branch) => branch.ahead === 0) : branches.filter((branch) => branch.branch === which);
+    if (which !== 'merged' && chosen.length === 0) throw new NotFoundError(`Project ${quote(project.name)} has no run branch ${quote(which)}`);
+    const deleted: string[] = [];
+    for (const { branch, runId } of chosen) {
+      const run = this.runs.get(runId);
+      if (run && !isFinished(run.status)) {
+        if (which === 'merged') continue;
+        throw new ConflictError(`Run \`${runId}\` is ${run.status}: its branch is in use`);
+      }
+      if (run?.workspace) {
+        if (which === 'merged') continue;
+        throw new ConflictError(`Run \`${runId}\` still has its worktree: delete the run (its work is kept) or wait for the worktree to be removed`);
+      }
+      await deleteRunBranch(project, branch, this.gitEnvironment(), this.runCommand).catch((error) => {
+        throw new ConflictError(errorMessage(error));
+      });
+      deleted.push(branch);
+      if (run?.branch === branch) {
+        const full = await this.options.store.read(runId);
+        if (full) {
+          delete full.branch;
+          await this.options.store.save(full);
+          this.runs.set(runId, slimRun(full));
+          this.changed(full);
+        }
+      }
+    }
+    return deleted;
+  }
+
+  private worktreeOptions(run: Run, project: Project) {
+    return { project, runId: run.id, ...(run.issue?.title ? { title: run.issue.title } : {}), worktreesDir: this.options.worktreesDir, env: this.gitEnvironment(), run: this.runCommand };
+  }
+
+  private gitEnvironment(): Record<string, string> {
+    return buildStepEnvironment(this.baseEnvironment(), this.secrets());
   }
 
   /**
@@ -357,6 +455,8 @@ export class RunService {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearInterval(this.sweepTimer);
+    await Promise.all(this.retiring.values());
     const active = [...this.active.values()];
     for (const { controller } of active) controller.abort();
     await Promise.all(active.map(({ done }) => done));
@@ -453,6 +553,7 @@ export class RunService {
         return this.finish(run, 'failed', `Setup failed: ${errorMessage(error)}`);
       }
       await this.logs.end(run.id, '', 0);
+      delete run.branch; // the worktree is back (made again from the kept branch)
       this.changed(run);
     }
 

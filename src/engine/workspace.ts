@@ -3,7 +3,7 @@
 // project's setup command then runs in it. Every command, its output and the outcome go to the
 // run's setup log. Processes come in through a port (`CommandRunner`), so this file spawns nothing.
 
-import { readdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
+import { readdir, realpath, rmdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Project } from '../core/api';
 import { FactoryError, quote } from '../core/errors';
@@ -39,16 +39,6 @@ export interface PrepareOptions {
   setupTimeoutMs?: number;
   /** Milliseconds, for the duration in the closing log line; default `Date.now`. */
   now?: () => number;
-}
-
-export interface RemoveOptions {
-  project: Project;
-  runId: string;
-  worktreesDir: string;
-  env: Record<string, string>;
-  run: CommandRunner;
-  /** Where the commands and their output go; nothing is logged without it. */
-  log?: (line: string, stream: SetupLogStream) => void;
 }
 
 /** The workspace could not be prepared or removed; the message says which command failed and why. */
@@ -96,31 +86,6 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<string>
   }
 }
 
-/**
- * Removes a run's worktree: `git worktree remove --force`, then the branch `factory/<runId>`
- * (`git branch -D`), then the folder if it is still there. Git failing (nothing to remove, the
- * project gone) is logged and not thrown; throws WorkspaceError only when the folder stays.
- */
-export async function removeWorkspace(options: RemoveOptions): Promise<void> {
-  const path = worktreePath(options.worktreesDir, options.runId);
-  const log = options.log ?? (() => {});
-  const context: GitContext = { ...options, log, repository: resolve(options.project.path) };
-  if (await isFolder(context.repository)) {
-    if (await exists(path)) await git(context, ['worktree', 'remove', '--force', path]);
-    await git(context, ['branch', '-D', worktreeBranch(options.runId)]);
-  } else {
-    log(`Project folder ${quote(context.repository)} is gone; removing the worktree folder only`, 'info');
-  }
-  if (await exists(path)) {
-    log(`Removing ${path}`, 'info');
-    try {
-      await rm(path, { recursive: true, force: true });
-    } catch (error) {
-      throw new WorkspaceError(`Could not remove the worktree ${quote(path)}: ${(error as Error).message}`);
-    }
-  }
-}
-
 // ───────────────────────────── Worktrees ─────────────────────────────
 
 async function prepareWorktree(options: PrepareOptions): Promise<string> {
@@ -164,8 +129,8 @@ async function prepareWorktree(options: PrepareOptions): Promise<string> {
   return await workspaceInside(path, prefix);
 }
 
-/** True when `path` is the top of a worktree whose repository is `commonDir`. */
-async function isWorktreeOf(context: GitContext, path: string, commonDir: string): Promise<boolean> {
+/** True when `path` is the top of a worktree whose repository is `commonDir` (a real path). */
+export async function isWorktreeOf(context: GitContext, path: string, commonDir: string): Promise<boolean> {
   const inside = await git({ ...context, repository: path }, ['rev-parse', '--show-toplevel', '--git-common-dir']);
   if (!inside.ok || inside.lines.length < 2) return false;
   const topLevel = await realpathOrSelf(inside.lines[0]!);
@@ -196,7 +161,7 @@ async function runSetupCommand(options: PrepareOptions, command: string, workspa
 
 // ───────────────────────────── Running and logging commands ─────────────────────────────
 
-interface GitContext {
+export interface GitContext {
   env: Record<string, string>;
   run: CommandRunner;
   log: (line: string, stream: SetupLogStream) => void;
@@ -216,7 +181,7 @@ interface Outcome {
 }
 
 /** Runs git in `context.repository` without a shell, logging the command line and its output. */
-async function git(context: GitContext, args: string[]): Promise<Outcome> {
+export async function git(context: GitContext, args: string[]): Promise<Outcome> {
   context.log(`$ ${formatCommand(['git', ...args])}`, 'info');
   const outcome = await runLogged(context, { command: 'git', args: ['-C', context.repository, ...args], cwd: context.repository });
   if (outcome.cancelled) throw new WorkspaceError('Setup cancelled');
@@ -264,11 +229,11 @@ async function requireFolder(path: string): Promise<void> {
   if (!info.isDirectory()) throw new WorkspaceError(`Project path ${quote(path)} is not a folder`);
 }
 
-async function exists(path: string): Promise<boolean> {
+export async function exists(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined)) !== undefined;
 }
 
-async function isFolder(path: string): Promise<boolean> {
+export async function isFolder(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
 }
 
@@ -277,6 +242,6 @@ async function isEmptyFolder(path: string): Promise<boolean> {
   return entries !== undefined && entries.length === 0;
 }
 
-async function realpathOrSelf(path: string): Promise<string> {
+export async function realpathOrSelf(path: string): Promise<string> {
   return realpath(path).catch(() => path);
 }

@@ -122,7 +122,7 @@ function run(id: string, status: Run['status'], extra: Partial<Run> = {}): Run {
 }
 
 function trayState(runs: Run[], webhooksOn = true): TrayState {
-  return { runs, settings: { webhookServer: { enabled: webhooksOn, host: '127.0.0.1', port: 7717 }, remoteAccess: { enabled: false, host: '127.0.0.1', port: 7718 }, maxParallelRuns: 2 } };
+  return { runs, settings: { webhookServer: { enabled: webhooksOn, host: '127.0.0.1', port: 7717 }, remoteAccess: { enabled: false, host: '127.0.0.1', port: 7718 }, maxParallelRuns: 2, worktreeRetentionDays: 7 } };
 }
 
 type Item = { label?: string; type?: string; enabled?: boolean; submenu?: Item[]; click?: (...args: any[]) => void };

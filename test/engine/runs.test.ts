@@ -394,7 +394,7 @@ runs('the setup command runs first and its output is the run log; a failing setu
   assert.is(failed.steps[0]!.status, 'skipped');
 });
 
-runs('a worktree project gives each run its own git worktree, removed with the run', async ({ factory }) => {
+runs('a worktree project gives each run its own git worktree, removed with the run (its work kept on its branch)', async ({ factory }) => {
   const repo = join(factory.dir, 'repo');
   const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).toString();
   mkdirSync(repo);
@@ -411,9 +411,9 @@ runs('a worktree project gives each run its own git worktree, removed with the r
   assert.is(done.steps[0]!.output, `hello from the repo\nfactory/${run.id}\n${done.workspace}\n`);
   assert.not.ok(existsSync(join(repo, 'made-here')), 'the project folder itself is untouched');
   assert.ok((await factory.api.readRunLog(run.id)).some((line) => /git worktree add/.test(line.line)));
-  await factory.api.deleteRun(run.id);
+  assert.is(await factory.api.deleteRun(run.id), `uncommitted work committed; kept branch factory/${run.id} (1 commit not merged anywhere)`);
   assert.not.ok(existsSync(done.workspace!));
-  assert.not.match(git('branch', '--list'), /factory\//);
+  assert.match(git('branch', '--list'), new RegExp(`factory/${run.id}`), 'the file the step made is on the kept branch');
 });
 
 runs.run();

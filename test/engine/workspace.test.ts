@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Project } from '../../src/core/api';
 import { newRunId } from '../../src/core/ids';
-import { prepareWorkspace, removeWorkspace, worktreePath, type CommandRunner, type PrepareOptions } from '../../src/engine/workspace';
+import { prepareWorkspace, worktreePath, type CommandRunner, type PrepareOptions } from '../../src/engine/workspace';
 import { rejects } from '../helpers/assert';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 
@@ -239,20 +239,6 @@ workspace('a project in a subfolder of its repository works in the same subfolde
   const folder = await prepareWorkspace(prepare);
   assert.is(folder, join(worktreePath(context.worktreesDir, prepare.runId), 'packages', 'app'));
   assert.ok(logText(context, 'out').includes('index.js'));
-});
-
-workspace('removeWorkspace removes the worktree and its branch, and a second call is harmless', async (context) => {
-  makeRepository(context);
-  const prepare = options(context, project(context.repository));
-  const folder = await prepareWorkspace(prepare);
-  writeFileSync(join(folder, 'dirty.txt'), 'uncommitted\n');
-  const remove = { project: prepare.project, runId: prepare.runId, worktreesDir: context.worktreesDir, env: context.env, run: spawnRunner };
-  await removeWorkspace(remove);
-  assert.not.ok(existsSync(folder));
-  assert.is(git(context, context.repository, 'branch', '--list', 'factory/*'), '');
-  assert.not.match(git(context, context.repository, 'worktree', 'list'), prepare.runId);
-  await removeWorkspace(remove);
-  await removeWorkspace({ ...remove, project: project(join(context.dir, 'gone')) });
 });
 
 workspace('paths with spaces and quotes reach git as single arguments, never through a shell', async (context) => {
