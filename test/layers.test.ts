@@ -48,6 +48,23 @@ const allowed: Record<string, string[]> = {
   ui: [],
 };
 
+/**
+ * The files outside store/ that may use the file system, each for its own job. Anything else that
+ * reads or writes files goes through store/ (DESIGN §2: the only code that touches the data folder).
+ */
+const fileSystemUsers: Record<string, string> = {
+  'src/engine/config.ts': 'checks that a project folder exists',
+  'src/engine/process.ts': 'says why a command could not start (a missing folder or interpreter)',
+  'src/engine/process-marker.ts': 'reads /proc to find a step’s escaped processes',
+  'src/engine/shell-step.ts': 'hands values too large for the environment over in private temp files',
+  'src/engine/workspace.ts': 'looks at project and worktree folders',
+  'src/harness/harnesses.ts': 'finds agent CLIs on the PATH',
+  'src/harness/generate.ts': 'gives an agent a scratch folder to work in',
+  'src/http/static.ts': 'serves the renderer’s files',
+  'src/http/remote.ts': 'streams a log file for a download',
+  'src/desktop/main.ts': 'the desktop shell’s own files',
+};
+
 /** The broken rules in one file, as readable sentences (empty when it keeps them all). */
 export function checkFile(file: string, imports: Import[]): string[] {
   const layer = layerOf(file);
@@ -60,6 +77,9 @@ export function checkFile(file: string, imports: Import[]): string[] {
     }
     if (specifier.startsWith('node:')) {
       if (layer === 'core' || layer === 'ui') problems.push(`${name} imports ${specifier}: ${layer}/ must stay free of Node`);
+      else if (/^node:fs(\/promises)?$/.test(specifier) && layer !== 'store' && !fileSystemUsers[name.split(sep).join('/')]) {
+        problems.push(`${name} imports ${specifier}: files are the store's job (or name this file and its reason in fileSystemUsers)`);
+      }
       continue;
     }
     if (!specifier.startsWith('.')) {
@@ -94,6 +114,53 @@ layers('every file in src/ and ui/ keeps the layer rules of DESIGN §2', () => {
   assert.ok(files.length > 5, 'source files found');
   const problems = files.flatMap((file) => checkFile(file, findImports(readFileSync(file, 'utf8'))));
   assert.equal(problems, []);
+});
+
+/** The import graph between engine-side folders: folder → the folders it imports. */
+function folderGraph(files: string[]): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of files) {
+    const layer = layerOf(file);
+    if (!engineSide.includes(layer)) continue;
+    for (const { specifier } of findImports(readFileSync(file, 'utf8'))) {
+      if (!specifier.startsWith('.')) continue;
+      const target = layerOf(resolve(dirname(file), specifier));
+      if (target !== layer && engineSide.includes(target)) graph.set(layer, (graph.get(layer) ?? new Set()).add(target));
+    }
+  }
+  return graph;
+}
+
+/** A cycle in the graph, as `a → b → a`, or undefined. */
+export function findCycle(graph: Map<string, Set<string>>): string | undefined {
+  const done = new Set<string>();
+  const visit = (node: string, path: string[]): string | undefined => {
+    if (path.includes(node)) return [...path.slice(path.indexOf(node)), node].join(' → ');
+    if (done.has(node)) return undefined;
+    for (const next of graph.get(node) ?? []) {
+      const cycle = visit(next, [...path, node]);
+      if (cycle) return cycle;
+    }
+    done.add(node);
+    return undefined;
+  };
+  for (const node of graph.keys()) {
+    const cycle = visit(node, []);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+layers('no engine-side folder imports another that imports it back (no cycles)', () => {
+  assert.is(findCycle(folderGraph(sourceFiles(join(root, 'src')))), undefined);
+  assert.is(findCycle(new Map([['engine', new Set(['store'])], ['store', new Set(['core'])]])), undefined);
+  assert.is(findCycle(new Map([['engine', new Set(['triggers'])], ['triggers', new Set(['channels'])], ['channels', new Set(['engine'])]])), 'engine → triggers → channels → engine');
+});
+
+layers('files are the store’s job: node:fs elsewhere only in the named files', () => {
+  assert.equal(checkFile(join(root, 'src/triggers/x.ts'), findImports("import { readFile } from 'node:fs/promises';")).length, 1);
+  assert.equal(checkFile(join(root, 'src/store/x.ts'), findImports("import { readFile } from 'node:fs/promises';")), []);
+  assert.equal(checkFile(join(root, 'src/http/static.ts'), findImports("import { createReadStream } from 'node:fs';")), []);
 });
 
 layers('the check catches a core file that reaches for Node or the engine', () => {
