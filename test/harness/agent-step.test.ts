@@ -1,5 +1,5 @@
 // Agent steps through the production engine, against the fake CLIs in test/fakes/bin (on PATH).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -151,9 +151,10 @@ steps('generateText returns the agent\'s text; generatePipeline saves a valid pi
 });
 
 steps('a generation in progress can be cancelled by its request id', async ({ factory }) => {
-  await useMode(factory, 'claude', { FAKE_MODE: 'slow', FAKE_SLOW_MS: '3000' });
+  const started = join(factory.dir, 'generation-started');
+  await useMode(factory, 'claude', { FAKE_MODE: 'slow', FAKE_SLOW_MS: '3000', FAKE_STARTED_FILE: started });
   const pending = factory.api.generateText({ target: 'prompt', instructions: 'write slowly', harnessId: 'claude', requestId: 'req-1' });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await waitFor(() => existsSync(started), 10_000, 'the agent to start');
   await factory.api.cancelGenerate('req-1');
   await rejects(pending, /cancelled/);
 });

@@ -105,6 +105,8 @@ function startSleeper() {
  */
 async function runSession(format, prompt) {
   const mode = process.env.FAKE_MODE || 'default';
+  // Tests wait for this file instead of a time: the session has started.
+  if (process.env.FAKE_STARTED_FILE) fs.writeFileSync(process.env.FAKE_STARTED_FILE, String(process.pid));
   // A reader that goes away (EPIPE) ends the run quietly, as the real CLIs do on SIGPIPE.
   process.stdout.on('error', () => process.exit(process.exitCode || 0));
   const cwd = process.cwd();
