@@ -1,91 +1,157 @@
-// A log that stays smooth at 100,000 lines. The view keeps every line in memory but renders only
-// a bounded window of them: the last `windowSize` lines (or, while searching, the last matches),
-// with a "Show earlier" button that widens the window. New lines are queued and appended once per
-// animation frame, however many arrive. Every line goes in through textContent.
+// A log of any size, read a page at a time. The view holds a window of consecutive lines (at most
+// `maxLines`, each with its number `n` in the log) and renders all of it. At the tail, live lines are
+// appended once per animation frame while the reader follows (after a flood's marker the tail is
+// read again, for the lines' true numbers). Scrolling to the top (or "Load
+// earlier") reads the page before the window; scrolling to the bottom of a window away from the tail
+// reads the page after it, and rejoins the tail at the end. Every change keeps the line the reader
+// looks at where it was. Every line goes in through textContent.
+//
+// Search runs on the server over the whole log, for small logs too: one code path, and the window
+// may hold only part of even a small log once live lines pushed its start out. Each match is shown
+// in its context (the lines around it), with the match count and earlier/later buttons.
 
-import type { LogLine } from '../../src/core/api';
+import type { LogLine, LogPage } from '../../src/core/api';
+import { errorText } from '../app';
 import { h } from '../dom';
 
-/** How many lines the DOM holds at most before "Show earlier" is pressed. */
-const windowStep = 2000;
-/** Within this many pixels of the bottom, the reader is "at the end" and following. */
+/** The most lines the window (and so the DOM) holds. */
+const maxLines = 5000;
+/** Lines read per page when scrolling, and matches per search read. */
+const pageLines = 1000;
+/** Lines read around a search match that the window does not hold. */
+const contextLines = 100;
+/** Within this many pixels of the bottom, the reader is at the end (following, at the tail). */
 const bottomSlack = 24;
+/** Within this many pixels of the top, the page before the window is read. */
+const topSlack = 200;
 
 export interface LogViewOptions {
+  /** Reads a page of the log shown. */
+  read(page: LogPage): Promise<LogLine[]>;
+  /** Reads the tail again and hands it to `showTail` (the reader went back to the end). */
+  readTail(): void;
   /** Called when the reader scrolls away from the end (follow switches off) or back to it. */
   onFollowChange?(follow: boolean): void;
-  /** Shown when there are no lines. */
-  emptyText?: string;
 }
 
 export class LogView {
   readonly element: HTMLElement;
+  /** The search field, its match count and buttons: the run page puts them in its toolbar. */
+  readonly searchControls: HTMLElement;
   private readonly output: HTMLElement;
-  private readonly earlierButton: HTMLButtonElement;
-  private readonly summary: HTMLElement;
+  private readonly body = h('div', { class: 'log-lines' });
+  private readonly earlierText = h('span');
+  private readonly earlierRow = h('div', { class: 'log-marker', 'data-test': 'log-earlier' }, this.earlierText, ' ', h('button', { type: 'button', onclick: () => void this.loadEarlier() }, 'Load earlier'));
+  private readonly laterRow = h('div', { class: 'log-marker', hidden: true }, 'Later lines follow. ',
+    h('button', { type: 'button', onclick: () => void this.loadLater() }, 'Load later'), ' ', h('button', { type: 'button', onclick: () => this.setFollow(true, true) }, 'Go to the end'));
+  private readonly problem = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  private readonly searchInput = h('input', { type: 'search', placeholder: 'Search log', 'aria-label': 'Search log', 'data-test': 'log-search' });
+  private readonly matchCount = h('span', { class: 'meta log-match-count', 'aria-live': 'polite', 'data-test': 'log-match-count' });
+  private readonly earlierMatch = h('button', { type: 'button', title: 'Earlier match (Enter)', 'aria-label': 'Earlier match', disabled: true, 'data-test': 'log-match-earlier', onclick: () => this.moveMatch(-1) }, '↑');
+  private readonly laterMatch = h('button', { type: 'button', title: 'Later match (Shift+Enter)', 'aria-label': 'Later match', disabled: true, 'data-test': 'log-match-later', onclick: () => this.moveMatch(1) }, '↓');
   private lines: LogLine[] = [];
+  /** The number of the line after the window. */
+  private nextN = 1;
+  /** The window ends at the log's end: live lines join it. */
+  private atTail = false;
+  private follow = true;
   private pending: LogLine[] = [];
   private frame = 0;
-  private windowSize = windowStep;
-  /** Lines currently in the DOM, oldest first (matches only while searching). */
-  private rendered = 0;
+  private tailTimer: ReturnType<typeof setTimeout> | undefined;
+  private loading = false;
+  /** Counts resets: an answer for an earlier log is dropped. */
+  private generation = 0;
+  private emptyText = 'No output yet.';
   private query = '';
-  private follow = true;
-  private emptyText: string;
+  /** The numbers of the matches read (ascending), how many earlier ones are not read yet, the one shown. */
+  private matches: number[] = [];
+  private matchesBefore = 0;
+  private hit = -1;
+  private searches = 0;
+  /** The moves between matches asked for, one after the other. */
+  private moves = Promise.resolve();
+  private searchTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly options: LogViewOptions = {}) {
-    this.emptyText = options.emptyText ?? 'No output yet.';
-    this.output = h('div', { class: 'log log-output', role: 'log', 'aria-label': 'Log', tabindex: '0', 'data-test': 'log' });
-    this.earlierButton = h('button', { type: 'button', class: 'log-earlier', hidden: true, onclick: () => this.showEarlier() });
-    this.summary = h('p', { class: 'meta log-summary', 'aria-live': 'polite' });
-    this.element = h('div', { class: 'log-view' }, this.earlierButton, this.output, this.summary);
+  constructor(private readonly options: LogViewOptions) {
+    this.output = h('div', { class: 'log log-output', role: 'log', 'aria-label': 'Log', tabindex: '0', 'data-test': 'log' }, this.earlierRow, this.body, this.laterRow);
+    this.element = h('div', { class: 'log-view' }, this.problem, this.output);
+    this.searchControls = h('span', { class: 'log-search' }, this.searchInput, this.earlierMatch, this.laterMatch, this.matchCount);
     this.output.addEventListener('scroll', () => this.onScroll());
+    this.searchInput.addEventListener('input', () => {
+      clearTimeout(this.searchTimer);
+      this.searchTimer = setTimeout(() => void this.search(), 300);
+    });
+    this.searchInput.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter') return;
+      event.preventDefault();
+      if (this.query !== this.searchInput.value.trim().toLowerCase()) void this.search();
+      else this.moveMatch(event.shiftKey ? 1 : -1);
+    });
+    this.render();
   }
 
-  /** Replaces every line (a freshly read log). */
-  setLines(lines: LogLine[]): void {
+  /** Empties the view for another log (its tail comes with `showTail`); the search runs again on it. */
+  reset(emptyText: string): void {
+    this.generation += 1;
     this.cancelFrame();
-    this.lines = lines.slice();
-    this.pending = [];
-    this.windowSize = windowStep;
-    this.renderWindow();
+    Object.assign(this, { lines: [], nextN: 1, atTail: false, follow: true, pending: [], loading: false, emptyText, query: '', matches: [], matchesBefore: 0, hit: -1 });
+    this.options.onFollowChange?.(true);
+    this.problem.hidden = true;
+    this.renderCount();
+    this.render();
   }
 
-  /** Queues live lines; they reach the DOM at the next animation frame. */
+  /**
+   * A read of the log's last lines (no page): instead of the window while following; else joined
+   * to it where they touch (a reader who scrolled up keeps their lines, away from the tail).
+   */
+  showTail(lines: readonly LogLine[]): void {
+    this.problem.hidden = true;
+    let joined = true;
+    this.update(() => (joined = this.place(lines, this.follow || this.lines.length === 0 ? 'replace' : 'join')));
+    this.atTail = joined;
+    this.renderRows();
+    if (this.follow) this.scrollToEnd();
+    this.onScroll(); // a reader who came back to the end follows again
+    if (this.searchInput.value.trim() && !this.query) void this.search();
+  }
+
+  /** Queues live lines; they reach the DOM at the next animation frame if the reader follows the tail. */
   append(lines: LogLine[]): void {
     if (lines.length === 0) return;
-    for (const line of lines) this.pending.push(line);
+    this.pending = this.pending.concat(lines);
     if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
-  }
-
-  /** All lines the view holds, rendered or not (for de-duplicating a read against live lines). */
-  get allLines(): readonly LogLine[] {
-    return this.lines;
   }
 
   setWrap(wrap: boolean): void {
     this.output.classList.toggle('wrap', wrap);
   }
 
-  setFollow(follow: boolean): void {
+  /** Follows the tail (reading it again when the window is elsewhere), or stops. */
+  setFollow(follow: boolean, announce = false): void {
     this.follow = follow;
-    if (follow) this.scrollToEnd();
-  }
-
-  /** Shows only lines containing `query` (case-insensitive), with the matches marked. */
-  setSearch(query: string): void {
-    this.query = query.trim().toLowerCase();
-    this.windowSize = windowStep;
-    this.renderWindow();
+    if (announce) this.options.onFollowChange?.(follow);
+    if (!follow) return;
+    if (this.atTail) this.scrollToEnd();
+    else this.options.readTail();
   }
 
   setEmptyText(text: string): void {
     this.emptyText = text;
-    if (this.lines.length === 0) this.renderWindow();
+    if (this.lines.length === 0) this.render();
+  }
+
+  /** Shows why a read failed (in the view, above the lines). */
+  showProblem(message: string): void {
+    this.problem.hidden = false;
+    this.problem.textContent = message;
   }
 
   dispose(): void {
     this.cancelFrame();
+    clearTimeout(this.searchTimer);
+    clearTimeout(this.tailTimer);
+    this.generation += 1;
   }
 
   private cancelFrame(): void {
@@ -93,89 +159,199 @@ export class LogView {
     this.frame = 0;
   }
 
-  private matches(line: LogLine): boolean {
-    return !this.query || line.line.toLowerCase().includes(this.query);
+  /** A page of this log, or undefined when it failed (said in the view) or another log is shown now. */
+  private async read(page: LogPage): Promise<LogLine[] | undefined> {
+    const generation = this.generation;
+    try {
+      const lines = await this.options.read(page);
+      if (generation !== this.generation) return undefined;
+      this.problem.hidden = true;
+      return lines;
+    } catch (error) {
+      if (generation === this.generation) this.showProblem(`Could not read the log: ${errorText(error)}`);
+      return undefined;
+    }
   }
 
-  /** Rebuilds the DOM from the last `windowSize` visible lines. */
-  private renderWindow(): void {
-    const visible = this.query ? this.lines.filter((line) => this.matches(line)) : this.lines;
-    const shown = visible.slice(Math.max(0, visible.length - this.windowSize));
+  /**
+   * Puts numbered lines into the window (a page's marker line is dropped: the window's first number
+   * says the same): joined to it where they touch, else (unless `how` is 'join') in its place.
+   * The window is then cut to `maxLines` on the side away from the new lines. False: not placed.
+   */
+  private place(page: readonly LogLine[], how: 'join' | 'replace' | 'either' = 'either'): boolean {
+    const lines = page.filter((line) => line.n !== undefined);
+    if (lines.length === 0) return true;
+    const first = this.lines[0]?.n;
+    if (how !== 'replace' && first !== undefined && lines[0]!.n! <= this.nextN && lines.at(-1)!.n! >= first - 1) {
+      const earlier = lines.filter((line) => line.n! < first);
+      this.lines = [...earlier, ...this.lines, ...lines.filter((line) => line.n! >= this.nextN)];
+      if (this.lines.length > maxLines && earlier.length > 0) {
+        this.lines.length = maxLines;
+        this.atTail = false;
+      }
+    } else if (how === 'join') return false;
+    else {
+      this.lines = lines;
+      this.atTail = false;
+    }
+    this.lines = this.lines.slice(-maxLines);
+    while (this.lines.length > 0 && this.lines[0]!.n === undefined) this.lines.shift();
+    this.nextN = (this.lines.findLast((line) => line.n !== undefined)?.n ?? 0) + 1;
+    return true;
+  }
+
+  /** Runs `change` and renders, keeping the line at the top of the view where it was. */
+  private update(change: () => void): void {
+    const top = this.output.scrollTop;
+    const rows = this.body.children;
+    let anchor: LogLine | undefined;
+    let offset = 0;
+    for (let index = 0; index < this.lines.length && index < rows.length && !anchor; index++) {
+      const row = rows[index] as HTMLElement;
+      if (row.offsetTop + row.offsetHeight > top) [anchor, offset] = [this.lines[index], row.offsetTop - top];
+    }
+    change();
+    this.render();
+    const index = anchor ? this.lines.indexOf(anchor) : -1;
+    if (index >= 0) this.output.scrollTop = (rows[index] as HTMLElement).offsetTop - offset;
+  }
+
+  private render(): void {
     const fragment = document.createDocumentFragment();
-    for (const line of shown) fragment.appendChild(this.lineElement(line));
-    this.output.replaceChildren(fragment);
-    this.rendered = shown.length;
-    if (visible.length === 0) this.output.appendChild(h('div', { class: 'log-empty' }, this.query ? 'No line matches the search.' : this.emptyText));
-    this.updateChrome(visible.length);
-    if (this.follow) this.scrollToEnd();
+    for (const line of this.lines) fragment.appendChild(this.lineElement(line));
+    if (this.lines.length === 0) fragment.appendChild(h('div', { class: 'log-empty' }, this.emptyText));
+    this.body.replaceChildren(fragment);
+    this.renderRows();
   }
 
+  /** The marker rows: how many lines come before the window, and whether more come after it. */
+  private renderRows(): void {
+    const earlier = (this.lines[0]?.n ?? 1) - 1;
+    this.earlierRow.hidden = earlier <= 0;
+    this.earlierText.textContent = `… ${earlier.toLocaleString()} earlier ${earlier === 1 ? 'line' : 'lines'}${this.loading ? ', loading…' : ''}`;
+    this.laterRow.hidden = this.atTail || this.lines.length === 0;
+  }
+
+  /** Live lines: numbered on from the window (a marker line counts the lines it stands for). */
   private flush(): void {
     this.frame = 0;
-    const batch = this.pending;
+    const pending = this.pending;
     this.pending = [];
-    if (batch.length === 0) return;
-    const wasEmpty = this.rendered === 0;
-    for (const line of batch) this.lines.push(line);
-    const fresh = this.query ? batch.filter((line) => this.matches(line)) : batch;
-    if (fresh.length > 0) {
-      if (wasEmpty) this.output.replaceChildren();
+    // A reader who scrolled up keeps the lines they read; the tail is read again when they come back.
+    if (this.atTail && !this.follow) this.atTail = false;
+    if (!this.atTail) return this.renderRows();
+    // Lines after a marker are numbered by its count, which may include lines already shown: the
+    // tail is read again (at most once a second) for their true numbers.
+    if (pending.some((line) => line.skipped)) this.tailTimer ??= setTimeout(() => ((this.tailTimer = undefined), this.follow && this.atTail && this.options.readTail()), 1000);
+    const batch = pending.map((line) => (line.skipped ? ((this.nextN += line.skipped), line) : { ...line, n: this.nextN++ }));
+    const all = this.lines.concat(batch);
+    let cut = Math.max(0, all.length - maxLines);
+    while (cut < all.length && all[cut]!.n === undefined) cut++;
+    const held = this.lines.length;
+    this.lines = all.slice(cut);
+    if (cut >= held) this.render();
+    else {
+      for (let index = 0; index < cut; index++) this.body.firstChild!.remove();
       const fragment = document.createDocumentFragment();
-      for (const line of fresh.slice(Math.max(0, fresh.length - this.windowSize))) fragment.appendChild(this.lineElement(line));
-      this.output.appendChild(fragment);
-      this.rendered += Math.min(fresh.length, this.windowSize);
-      // Keep the DOM bounded: drop the oldest rendered lines beyond the window.
-      while (this.rendered > this.windowSize && this.output.firstChild) {
-        this.output.removeChild(this.output.firstChild);
-        this.rendered -= 1;
-      }
+      for (const line of batch) fragment.appendChild(this.lineElement(line));
+      this.body.appendChild(fragment);
+      this.renderRows();
     }
-    const total = this.query ? this.countMatches() : this.lines.length;
-    this.updateChrome(total);
-    if (this.follow) this.scrollToEnd();
+    this.scrollToEnd();
   }
 
-  private countMatches(): number {
-    let count = 0;
-    for (const line of this.lines) if (this.matches(line)) count += 1;
-    return count;
+  private async loadEarlier(): Promise<void> {
+    const first = this.lines[0]?.n ?? 1;
+    if (this.loading || first <= 1) return;
+    this.loading = true;
+    this.renderRows();
+    const lines = await this.read({ before: first, limit: pageLines });
+    this.loading = false;
+    // A search may have moved the window meanwhile: the page is then dropped.
+    if (lines && this.lines[0]?.n === first) this.update(() => this.place(lines));
+    else this.renderRows();
   }
 
-  private showEarlier(): void {
-    const before = this.output.scrollHeight - this.output.scrollTop;
-    this.windowSize += windowStep;
-    const follow = this.follow;
-    this.follow = false;
-    this.renderWindow();
-    this.follow = follow;
-    // Keep the line that was at the top where it was.
-    this.output.scrollTop = this.output.scrollHeight - before;
+  /** The page after the window; one that ends before it was asked to is the end: the tail is read again. */
+  private async loadLater(): Promise<void> {
+    if (this.loading || this.atTail) return;
+    this.loading = true;
+    const before = this.nextN + pageLines;
+    const lines = await this.read({ before, limit: pageLines });
+    this.loading = false;
+    if (!lines || this.nextN !== before - pageLines) return;
+    this.update(() => this.place(lines));
+    if ((lines.at(-1)?.n ?? 0) < before - 1) this.options.readTail();
   }
 
-  private updateChrome(total: number): void {
-    const hidden = total - this.rendered;
-    this.earlierButton.hidden = hidden <= 0;
-    this.earlierButton.textContent = `Show earlier lines (${hidden.toLocaleString()} hidden)`;
-    const noun = this.query ? 'matching lines' : 'lines';
-    this.summary.textContent = total === 0 ? '' : `${total.toLocaleString()} ${noun}${hidden > 0 ? `, last ${this.rendered.toLocaleString()} shown` : ''}`;
+  /** Reads the last matches of the query on the server, then shows the last one. */
+  private async search(): Promise<void> {
+    clearTimeout(this.searchTimer);
+    const query = this.searchInput.value.trim();
+    const asked = ++this.searches;
+    Object.assign(this, { query: query.toLowerCase(), matches: [], matchesBefore: 0, hit: -1 });
+    this.update(() => undefined);
+    this.renderCount();
+    if (!query) return;
+    this.matchCount.textContent = 'Searching…';
+    const found = await this.read({ search: query, limit: pageLines });
+    if (!found || asked !== this.searches) return;
+    this.matches = found.flatMap((line) => (line.n === undefined ? [] : [line.n]));
+    this.matchesBefore = found[0]?.skipped ?? 0;
+    await this.goToMatch(this.matches.length - 1);
+  }
+
+  private moveMatch(delta: number): void {
+    this.moves = this.moves.then(() => this.goToMatch(this.hit + delta));
+  }
+
+  /** Shows match `index` (of those read; -1 reads the earlier ones first) with the lines around it. */
+  private async goToMatch(index: number): Promise<void> {
+    const asked = this.searches;
+    if (index < 0 && this.matchesBefore > 0) {
+      const found = await this.read({ search: this.query, before: this.matches[0], limit: pageLines });
+      if (!found || asked !== this.searches) return;
+      const earlier = found.flatMap((line) => (line.n === undefined ? [] : [line.n]));
+      this.matches = earlier.concat(this.matches);
+      this.matchesBefore = found[0]?.skipped ?? 0;
+      index += earlier.length;
+    }
+    const n = this.matches[index];
+    if (n === undefined) return this.renderCount();
+    this.hit = index;
+    this.renderCount();
+    if (this.follow) this.setFollow(false, true);
+    if (!(n >= (this.lines[0]?.n ?? Infinity) && n < this.nextN)) {
+      const context = await this.read({ before: n + contextLines / 2, limit: contextLines });
+      if (!context || asked !== this.searches) return;
+      this.place(context);
+    }
+    this.render();
+    const row = this.body.children[this.lines.findIndex((line) => line.n === n)] as HTMLElement | undefined;
+    if (row) this.output.scrollTop = row.offsetTop - (this.output.clientHeight - row.offsetHeight) / 2;
+  }
+
+  private renderCount(): void {
+    const total = this.matchesBefore + this.matches.length;
+    this.matchCount.textContent = !this.query ? '' : total === 0 ? 'No matches' : `${(this.matchesBefore + this.hit + 1).toLocaleString()} of ${total.toLocaleString()}`;
+    this.earlierMatch.disabled = this.hit <= 0 && this.matchesBefore === 0;
+    this.laterMatch.disabled = this.hit < 0 || this.hit >= this.matches.length - 1;
   }
 
   private lineElement(line: LogLine): HTMLElement {
     const element = document.createElement('div');
-    element.className = line.stream === 'err' ? 'log-line err' : line.stream === 'info' ? 'log-line info' : 'log-line';
+    element.className = `log-line${line.stream === 'err' ? ' err' : line.stream === 'info' ? ' info' : ''}${line.n !== undefined && line.n === this.matches[this.hit] ? ' log-hit' : ''}`;
     if (line.ts) element.title = new Date(line.ts).toLocaleTimeString();
-    if (!this.query) {
+    const lower = this.query ? line.line.toLowerCase() : '';
+    if (!this.query || !lower.includes(this.query)) {
       element.textContent = line.line || '\u200b';
       return element;
     }
     // Mark each match; the pieces are text nodes, never HTML.
-    const lower = line.line.toLowerCase();
     let from = 0;
     for (let at = lower.indexOf(this.query); at >= 0; at = lower.indexOf(this.query, from)) {
       if (at > from) element.appendChild(document.createTextNode(line.line.slice(from, at)));
-      const mark = document.createElement('mark');
-      mark.textContent = line.line.slice(at, at + this.query.length);
-      element.appendChild(mark);
+      element.appendChild(h('mark', {}, line.line.slice(at, at + this.query.length)));
       from = at + this.query.length;
     }
     if (from < line.line.length) element.appendChild(document.createTextNode(line.line.slice(from)));
@@ -187,29 +363,33 @@ export class LogView {
   }
 
   private onScroll(): void {
-    const atEnd = this.output.scrollHeight - this.output.scrollTop - this.output.clientHeight <= bottomSlack;
-    if (atEnd !== this.follow) {
-      this.follow = atEnd;
-      this.options.onFollowChange?.(atEnd);
-    }
+    const { scrollTop, scrollHeight, clientHeight } = this.output;
+    const atEnd = scrollHeight - scrollTop - clientHeight <= bottomSlack;
+    if (scrollTop < topSlack) void this.loadEarlier();
+    if (atEnd && !this.atTail) void this.loadLater();
+    if (this.follow !== (atEnd && this.atTail)) this.setFollow(!this.follow, true);
   }
 }
 
 /**
  * The live lines that a freshly read log does not already hold. A line is written to disk before
- * its `logs` event goes out (about 80 ms later), so the first live lines after a read may repeat
- * its last lines. `live` (every live line since the read began, in order) is matched against the
- * read: where its start lines up with a stretch of the read, that stretch is dropped.
+ * its `logs` event goes out (about 80 ms later), and an event may even arrive after a read that
+ * holds all of it: the first live lines after a read may repeat lines of the read, after a marker
+ * for lines the feed skipped. `live` is every live line since the read began, in order. Lines are
+ * matched by their text and stream (a line on disk has the time of its block, not its own).
  */
 export function linesAfter(read: readonly LogLine[], live: readonly LogLine[]): LogLine[] {
-  if (live.length === 0) return [];
-  const same = (a: LogLine, b: LogLine) => a.line === b.line && a.stream === b.stream && a.ts === b.ts;
-  for (let start = Math.max(0, read.length - 5000); start < read.length; start += 1) {
-    const overlap = Math.min(live.length, read.length - start);
-    let equal = true;
-    for (let index = 0; index < overlap && equal; index += 1) equal = same(read[start + index]!, live[index]!);
-    if (equal) return live.slice(read.length - start);
-  }
+  const same = (a: LogLine, b: LogLine) => a.line === b.line && a.stream === b.stream;
+  /** Whether live[liveEnd] is read[readEnd], the lines before them agreeing back to the start of either or to a marker. */
+  const agree = (liveEnd: number, readEnd: number) => {
+    let back = 0;
+    while (back <= liveEnd && back <= readEnd && same(live[liveEnd - back]!, read[readEnd - back]!)) back++;
+    return back > 0 && (back > liveEnd || back > readEnd || Boolean(live[liveEnd - back]!.skipped));
+  };
+  // The read's last line in `live`: the lines after it are new.
+  for (let end = 0; end < live.length && read.length > 0; end++) if (agree(end, read.length - 1)) return live.slice(end + 1);
+  // The last live line in the read: nothing is new yet.
+  for (let end = read.length - 1; end >= 0 && live.length > 0; end--) if (agree(live.length - 1, end)) return [];
   return live.slice();
 }
 

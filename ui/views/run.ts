@@ -5,10 +5,10 @@
 // again (at most every 300 ms) when the slim run in the snapshot changes, and follows the live
 // log lines of the selected step attempt.
 
-import type { ApprovalChoices, LogLine, Run, RunStatus, StepRun } from '../../src/core/api';
+import type { ApprovalChoices, LogLine, LogPage, Run, RunStatus, StepRun } from '../../src/core/api';
 import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, replace, timeElement } from '../dom';
-import { glyphElement, LogView, linesAfter } from './log-view';
+import { glyphElement, LogView, linesAfter, type LogViewOptions } from './log-view';
 import { runDuration, runTitle, statusPill } from './runs';
 
 const finished: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled', 'rejected'];
@@ -58,27 +58,30 @@ class RunView {
   readonly attemptSelect = h('select', { 'aria-label': 'Attempt', 'data-test': 'attempt' });
   readonly followBox = h('input', { type: 'checkbox', checked: true, 'data-test': 'follow' });
   readonly wrapBox = h('input', { type: 'checkbox', 'data-test': 'wrap' });
-  readonly searchInput = h('input', { type: 'search', placeholder: 'Search log', 'aria-label': 'Search log', 'data-test': 'log-search' });
+  /** "Download log" (remote access) or "Show log file" (desktop). */
+  readonly logFile: HTMLAnchorElement | HTMLButtonElement;
   readonly logToolbar: HTMLElement;
   readonly notices = h('div', { class: 'pane-notices' });
   readonly approvalHost = h('div', { class: 'approval-host' });
-  readonly logError = h('p', { class: 'field-error', role: 'alert', hidden: true });
   readonly logView: LogView;
   readonly body: HTMLElement;
 
-  constructor(onFollowChange: (follow: boolean) => void) {
-    this.logView = new LogView({ onFollowChange });
+  constructor(logOptions: LogViewOptions, web: boolean, showLogFile: () => void) {
+    this.logView = new LogView(logOptions);
+    this.logFile = web ? h('a', { class: 'button', download: '', 'data-test': 'log-download' }, 'Download log')
+      : h('button', { type: 'button', 'data-test': 'log-file', onclick: showLogFile }, 'Show log file');
     this.logToolbar = h('div', { class: 'toolbar log-toolbar' },
       this.attemptSelect,
       h('label', { class: 'log-check' }, this.followBox, 'Follow'),
       h('label', { class: 'log-check' }, this.wrapBox, 'Wrap lines'),
-      this.searchInput);
+      this.logView.searchControls,
+      this.logFile);
     const header = h('header', { class: 'run-header' },
       h('div', { class: 'run-heading' }, h('a', { href: '#/runs', class: 'back meta' }, '← Runs'), this.title, this.meta),
       this.actions);
     this.body = h('div', { class: 'run-body' },
       h('nav', { class: 'run-steps', 'aria-label': 'Steps of this run' }, this.timeline),
-      h('section', { class: 'run-pane', 'aria-labelledby': 'pane-title' }, this.paneTitle, this.approvalHost, this.notices, this.logToolbar, this.logError, this.logView.element));
+      h('section', { class: 'run-pane', 'aria-labelledby': 'pane-title' }, this.paneTitle, this.approvalHost, this.notices, this.logToolbar, this.logView.element));
     this.paneTitle.id = 'pane-title';
     this.element = h('section', { class: 'page run-page' }, header, this.runError, this.body);
   }
@@ -214,7 +217,15 @@ class RunView {
 export const runScreen: ScreenFactory = (context: AppContext, params: Record<string, string>) => {
   const runId = params.id!;
   const api = context.api;
-  const view = new RunView((follow) => (view.followBox.checked = follow));
+  // The log shown: its step ('' for setup) and attempt.
+  const shown = { stepId: setupStepId, attempt: 0 };
+  const readLog = (page?: LogPage) => (shown.stepId === setupStepId ? api.readRunLog(runId, page) : api.readStepLog(runId, shown.stepId, shown.attempt, page));
+  const logPath = () => `${context.state.snapshot?.dataDir}/runs/${runId}/logs/${shown.stepId || '_setup'}.${shown.attempt}.log`;
+  const view = new RunView({
+    read: readLog,
+    readTail: () => void loadLog(shown.stepId, shown.attempt, logKey, true),
+    onFollowChange: (follow) => (view.followBox.checked = follow),
+  }, api.platform === 'web', () => void api.openPath(logPath()).catch((error) => context.toast(errorText(error), 'error')));
   view.wrapBox.checked = wrapLines;
   view.logView.setWrap(wrapLines);
 
@@ -438,25 +449,27 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     return 'This step printed nothing.';
   }
 
-  async function loadLog(stepId: string, attempt: number, key: string): Promise<void> {
+  /** Reads the tail of a log: another one (`again` false) replaces the view; the same one joins it. */
+  async function loadLog(stepId: string, attempt: number, key: string, again = false): Promise<void> {
+    if (loading && again) return;
     logKey = key;
+    Object.assign(shown, { stepId, attempt });
     loading = true;
     readLines = undefined;
     liveSinceRead = [];
     appendedSinceRead = 0;
-    view.logError.hidden = true;
-    view.logView.setEmptyText('Loading the log…');
-    view.logView.setLines([]);
+    if (view.logFile instanceof HTMLAnchorElement) view.logFile.href = `/api/log/${[runId, stepId || '_setup', attempt].map(encodeURIComponent).join('/')}`;
+    if (!again) view.logView.reset('Loading the log…');
     try {
-      const lines = stepId === setupStepId ? await api.readRunLog(runId) : await api.readStepLog(runId, stepId, attempt);
+      const lines = await readLog();
       if (disposed || logKey !== key) return;
-      view.logView.setLines(lines);
+      view.logView.showTail(lines);
+      view.logFile.hidden = lines.length === 0; // no file yet: shown when live lines come
       readLines = lines;
       dedupeUntil = Date.now() + 3000;
     } catch (error) {
       if (disposed || logKey !== key) return;
-      view.logError.hidden = false;
-      view.logError.textContent = `Could not read the log: ${errorText(error)}`;
+      view.logView.showProblem(`Could not read the log: ${errorText(error)}`);
     } finally {
       if (logKey === key) {
         loading = false;
@@ -500,11 +513,6 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     wrapLines = view.wrapBox.checked;
     view.logView.setWrap(wrapLines);
   });
-  let searchTimer: ReturnType<typeof setTimeout> | undefined;
-  view.searchInput.addEventListener('input', () => {
-    clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => view.logView.setSearch(view.searchInput.value), 150);
-  });
 
   // Live lines of the selected step attempt.
   const unsubscribe = api.on('logs', (batch) => {
@@ -519,6 +527,7 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
   });
 
   function appendLive(lines: LogLine[]): void {
+    if (lines.length > 0) view.logFile.hidden = false;
     if (!readLines) {
       view.logView.append(liveSinceRead.concat(lines));
       liveSinceRead = [];
@@ -562,7 +571,6 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
       unsubscribe();
       clearInterval(ticker);
       clearTimeout(fetchTimer);
-      clearTimeout(searchTimer);
       view.logView.dispose();
     },
   };
