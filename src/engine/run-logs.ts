@@ -30,12 +30,17 @@ export class RunLogs {
   /** `ready` is called when the live feed has something: the event batcher then calls `take`. */
   constructor(private readonly store: RunStore, private readonly ready: () => void) {}
 
-  private attempt(runId: string, stepId: string, attempt: number): Attempt {
+  private attempt(runId: string, stepId: string, attempt: number, fresh = false): Attempt {
     const key = `${runId}/${stepId}/${attempt}`;
     let entry = this.attempts.get(key);
     if (!entry) this.attempts.set(key, (entry = { runId, stepId, attempt, writer: undefined, ending: undefined, live: new LiveFeed(liveEventBytes) }));
-    entry.writer ??= this.store.logWriter(runId, stepId, attempt, entry.live, entry.ending);
+    entry.writer ??= this.store.logWriter(runId, stepId, attempt, entry.live, entry.ending, fresh);
     return entry;
+  }
+
+  /** A step attempt begins: its log is new, so its live lines carry their numbers. */
+  begin(runId: string, stepId: string, attempt: number): void {
+    this.attempt(runId, stepId, attempt, true);
   }
 
   /** One line of Factory's own (or an agent's parsed output); stepId '' is the setup log. */
@@ -87,11 +92,11 @@ export class RunLogs {
       if (!entry.live.pending) continue;
       const { runId, stepId, attempt } = entry;
       // What a line costs in the event besides its text (its JSON object with run, step, time and stream).
-      const overhead = JSON.stringify({ runId, stepId, attempt, line: '', ts: Date.now(), stream: 'info' }).length + 1;
+      const overhead = JSON.stringify({ runId, stepId, attempt, line: '', ts: Date.now(), stream: 'info', n: 1e12 }).length + 1;
       const { skipped, lines: taken } = entry.live.take(budget, overhead);
       for (const line of taken) budget -= Buffer.byteLength(line.line) + overhead;
       if (skipped > 0) lines.push({ runId, stepId, attempt, line: `… ${skipped.toLocaleString('en')} lines skipped (full log on disk)`, stream: 'info', skipped });
-      for (const line of taken) lines.push({ runId, stepId, attempt, line: line.line, ts: line.ts, stream: line.stream });
+      for (const line of taken) lines.push({ runId, stepId, attempt, ...line });
       if (!entry.writer && !entry.ending) this.attempts.delete(key);
     }
     return lines;

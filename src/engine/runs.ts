@@ -567,6 +567,7 @@ export class RunService {
         const attempt = stepRun.attempt + 1;
         for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message'] as const) delete stepRun[key];
         Object.assign(stepRun, { attempt, status: 'running', startedAt: this.now() });
+        this.logs.begin(run.id, step.id, attempt);
         this.changed(run);
         if (step.kind !== 'approval') await this.options.store.save(run); // after a crash, the step that was running is known
         const timeoutMs = (step.timeoutSec ?? defaultStepTimeoutSec) * 1000;
@@ -587,7 +588,7 @@ export class RunService {
             this.options.store.save(run).catch(() => undefined);
           },
         }).catch((error): StepOutcome => ({ status: 'failed', error: `The step could not run: ${errorMessage(error)}` }));
-        if (outcome.status !== 'waiting') await this.logs.end(run.id, step.id, attempt);
+        await this.logs.end(run.id, step.id, attempt);
 
         if (outcome.status === 'waiting') {
           stepRun.status = 'waiting';

@@ -201,9 +201,9 @@ export class RunStore {
    * waits for it. `live` receives its complete lines as they come. A malformed runId, stepId or
    * attempt throws ValidationError. Lines of a deleted run go nowhere.
    */
-  logWriter(runId: string, stepId: string, attempt: number, live?: LiveFeed, after?: Promise<unknown>): StepLogWriter {
+  logWriter(runId: string, stepId: string, attempt: number, live?: LiveFeed, after?: Promise<unknown>, fresh = false): StepLogWriter {
     const path = this.#logPath(runId, logFileName(runId, stepId, attempt, 'append'));
-    const writer = new StepLogWriter(path, Date.now, live, () => this.#deleted.has(runId), after);
+    const writer = new StepLogWriter(path, Date.now, live, () => this.#deleted.has(runId), after, fresh ? 0 : undefined);
     const end = writer.end.bind(writer);
     writer.end = () => this.#appends.track(runId, end());
     return writer;

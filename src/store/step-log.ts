@@ -67,16 +67,20 @@ function splitBlock(bytes: Buffer, block: Pick<Block, 'ts' | 'stream'>, first: n
   return parts.map((line, index) => ({ n: first + index, line: shown(line), ts: block.ts, stream: block.stream }));
 }
 
+/** A line of the live feed: numbered when its writer knows where the log began. */
+export type LiveLine = Omit<StoredLine, 'n'> & { n?: number };
+
 /** The newest lines pushed since the last `take`, bounded in bytes; what did not fit is counted. */
 export class LiveFeed {
-  private chunks: { bytes: Buffer; lines: number; ts: number; stream: LogStream }[] = [];
+  private chunks: { bytes: Buffer; lines: number; ts: number; stream: LogStream; first?: number }[] = [];
   private kept = 0;
   private skipped = 0;
 
   constructor(private readonly maxBytes: number) {}
 
-  push(bytes: Buffer, lines: number, ts: number, stream: LogStream): void {
-    this.chunks.push({ bytes, lines, ts, stream });
+  /** `first`: the number of its first line in the log, when the writer knows it. */
+  push(bytes: Buffer, lines: number, ts: number, stream: LogStream, first?: number): void {
+    this.chunks.push({ bytes, lines, ts, stream, ...(first !== undefined ? { first } : {}) });
     this.kept += bytes.length;
     while (this.kept - this.chunks[0]!.bytes.length > this.maxBytes) {
       const dropped = this.chunks.shift()!;
@@ -94,12 +98,12 @@ export class LiveFeed {
    * more per line (what an event adds around each), oldest first, and how many older ones did not
    * fit. Only the lines kept are split: a flood costs a bounded amount per take.
    */
-  take(budget = this.maxBytes, overhead = 0): { skipped: number; lines: Omit<StoredLine, 'n'>[] } {
+  take(budget = this.maxBytes, overhead = 0): { skipped: number; lines: LiveLine[] } {
     let skipped = this.skipped;
     let room = Math.min(budget, this.maxBytes);
-    const kept: { text: string; ts: number; stream: LogStream }[] = [];
+    const kept: { text: string; ts: number; stream: LogStream; first?: number }[] = [];
     for (let index = this.chunks.length - 1; index >= 0; index--) {
-      const { bytes, lines, ts, stream } = this.chunks[index]!;
+      const { bytes, lines, ts, stream, first } = this.chunks[index]!;
       if (room <= 0) {
         skipped += lines;
         continue;
@@ -117,15 +121,15 @@ export class LiveFeed {
       }
       skipped += lines - taken;
       if (taken < lines) room = 0;
-      if (start < bytes.length) kept.push({ text: bytes.toString('utf8', start, bytes.length - 1), ts, stream });
+      if (start < bytes.length) kept.push({ text: bytes.toString('utf8', start, bytes.length - 1), ts, stream, ...(first !== undefined ? { first: first + lines - taken } : {}) });
     }
     this.chunks = [];
     this.kept = 0;
     this.skipped = 0;
-    const result: Omit<StoredLine, 'n'>[] = [];
+    const result: LiveLine[] = [];
     for (let index = kept.length - 1; index >= 0; index--) {
-      const { text, ts, stream } = kept[index]!;
-      for (const line of text.split('\n')) result.push({ line: shown(line), ts, stream });
+      const { text, ts, stream, first } = kept[index]!;
+      text.split('\n').forEach((line, at) => result.push({ line: shown(line), ts, stream, ...(first !== undefined ? { n: first + at } : {}) }));
     }
     return { skipped, lines: result };
   }
@@ -158,6 +162,8 @@ export class StepLogWriter {
     private readonly gone: () => boolean = () => false,
     /** The end of the previous writer of the same log: its last block must land before this one's first. */
     private readonly after: Promise<unknown> = Promise.resolve(),
+    /** Lines the log holds already, when known (0 for a new attempt's log): live lines are numbered then. */
+    private lineCount?: number,
   ) {}
 
   output(chunk: Buffer, stream: 'out' | 'err'): Promise<void> | undefined {
@@ -224,7 +230,8 @@ export class StepLogWriter {
     } else {
       this.queue.push({ bytes: [bytes], size: bytes.length, lines, ts, stream });
     }
-    this.live?.push(bytes, lines, ts, stream);
+    this.live?.push(bytes, lines, ts, stream, this.lineCount === undefined ? undefined : this.lineCount + 1);
+    if (this.lineCount !== undefined) this.lineCount += lines;
     this.queued += bytes.length;
     // Written once a megabyte is queued, else a little later: one append per file for many chunks.
     if (this.queued >= maxBlockBytes) void this.flush().catch(() => undefined);

@@ -229,6 +229,8 @@ runs('a step printing a million lines: every line on disk in order, memory bound
   assert.ok(skipped > 0 && flood.some((line) => /^… [\d,]+ lines skipped \(full log on disk\)$/.test(line.line)), 'a marker says what the feed skipped');
   assert.is(skipped + flood.filter((line) => line.skipped === undefined).length, 1_000_002, 'every line is either sent or counted (with the command and the result lines)');
   assert.is(flood.at(-1)!.line.startsWith('Succeeded in'), true);
+  const numbered = flood.filter((line) => /^\d+$/.test(line.line));
+  assert.ok(numbered.length > 0 && numbered.every((line) => line.n === Number(line.line) + 1), 'live lines carry their line numbers (line 1 is the command)');
 });
 
 runs('the global cap holds queued runs back, oldest first, and a waiting run frees its slot', async ({ factory }) => {
