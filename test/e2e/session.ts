@@ -1,0 +1,182 @@
+// The shared parts of the end-to-end suites: the headless server (dist/server.js) as a child
+// process, Chromium over the DevTools pipe, and small steps a test takes on the page. Each suite
+// file starts its own session, so suites can be written (and run) side by side.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, send } from '../helpers/net';
+import { makeTempDir, removeTempDir } from '../helpers/temp';
+import { Browser, findChromium, type Page } from './chromium';
+
+export const root = fileURLToPath(new URL('../../', import.meta.url));
+export const screenshots = join(root, 'test-output', 'screenshots');
+
+/** A running server and a browser page (not signed in yet: open `link`). */
+export interface Session {
+  server: ChildProcess;
+  dataDir: string;
+  origin: string;
+  link: string;
+  token: string;
+  browser: Browser;
+  page: Page;
+}
+
+/** Starts a server on a fresh data folder and a browser; everything started is stopped again on failure. */
+export async function startSession(): Promise<Session> {
+  const dataDir = makeTempDir('factory-e2e');
+  let server: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  try {
+    findChromium(); // before anything else: the install hint is the failure when it is missing
+    const started = await startServer(dataDir, await freePort());
+    server = started.server;
+    const url = new URL(started.link);
+    browser = await Browser.launch();
+    const page = await browser.newPage();
+    await page.viewport('desktop');
+    await page.colorScheme('light');
+    return { server, dataDir, origin: url.origin, link: started.link, token: url.searchParams.get('t') ?? '', browser, page };
+  } catch (error) {
+    if (browser) await browser.close().catch(() => undefined);
+    if (server) await stopServer(server).catch(() => undefined);
+    removeTempDir(dataDir);
+    throw error;
+  }
+}
+
+export async function stopSession(session: Session): Promise<void> {
+  try {
+    await session.browser.close();
+  } finally {
+    await stopServer(session.server);
+    removeTempDir(session.dataDir);
+  }
+}
+
+/** Opens the sign-in link and waits for the app. */
+export async function signIn(session: Session): Promise<void> {
+  await session.page.goto(session.link);
+  await session.page.waitFor(`document.querySelector('.nav-link[aria-current="page"]')?.textContent`, 10_000, 'the sidebar');
+}
+
+/** Starts dist/server.js and resolves with its `Remote access: <link>` line. */
+export async function startServer(dataDir: string, port: number): Promise<{ server: ChildProcess; link: string }> {
+  const serverJs = join(root, 'dist', 'server.js');
+  if (!existsSync(serverJs) || !existsSync(join(root, 'dist', 'ui', 'app.js'))) throw new Error('dist/ is missing: run `node build.mjs --tests` first');
+  const server = spawn(process.execPath, [serverJs, '--data', dataDir, '--remote-port', String(port)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let output = '';
+  const link = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server printed no "Remote access:" line within 15 s:\n${output}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /^Remote access: (\S+)/m.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    server.stdout!.on('data', onData);
+    server.stderr!.on('data', onData);
+    server.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited (${code}) before remote access was up:\n${output}`));
+    });
+  });
+  return { server, link };
+}
+
+export async function stopServer(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  server.kill('SIGTERM');
+  const timer = setTimeout(() => server.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** One API call from Node with the Bearer token; throws the server's error. */
+export async function callAs<T = any>(session: Pick<Session, 'origin' | 'token'>, method: string, ...args: unknown[]): Promise<T> {
+  const { origin, token } = session;
+  const answer = await send(`${origin}/api/call/${method}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(args),
+  });
+  if (answer.status !== 200) throw new Error(`${method}: HTTP ${answer.status} ${answer.text}`);
+  return answer.json().result as T;
+}
+
+export async function waitForRunAs(session: Pick<Session, 'origin' | 'token'>, id: string, statuses: string[], timeoutMs = 20_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await callAs(session, 'getRun', id);
+    if (statuses.includes(run.status)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} is ${run.status}, not ${statuses.join('/')}, after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Two animation frames: the state's batched re-render and the paint after it. */
+export const settle = (page: Page) => page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))');
+
+export async function show(page: Page, hash: string): Promise<void> {
+  await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+  await page.waitFor(`location.hash === ${JSON.stringify(hash)} && document.querySelector('#main') && document.querySelector('#main').children.length > 0`, 5000, `the screen ${hash}`);
+  await settle(page);
+}
+
+export async function shoot(page: Page, name: string, schemes: ('light' | 'dark')[] = ['light', 'dark']): Promise<void> {
+  for (const scheme of schemes) {
+    await page.colorScheme(scheme);
+    await settle(page);
+    await page.screenshot(join(screenshots, `${name}-${scheme}.png`));
+  }
+  await page.colorScheme('light');
+}
+
+/** A phone-width screenshot; `scrollTo` (a selector) is scrolled to the top first. */
+export async function shootPhone(page: Page, name: string, scrollTo?: string): Promise<void> {
+  await page.viewport('phone');
+  await page.colorScheme('light');
+  await sleep(100);
+  if (scrollTo) await page.evaluate(`document.querySelector(${JSON.stringify(scrollTo)})?.scrollIntoView({ block: 'start' })`);
+  await settle(page);
+  await page.screenshot(join(screenshots, `${name}-phone.png`));
+  await page.viewport('desktop');
+  await settle(page);
+}
+
+export const mainText = (page: Page) => page.evaluate<string>(`document.querySelector('#main')?.innerText ?? ''`);
+
+/** Sets the control of the field labelled `label` (a `label.form-field`) inside `scope`, as typing would. */
+export async function fillField(page: Page, scope: string, label: string, value: string): Promise<void> {
+  const filled = await page.evaluate<boolean>(`(() => {
+    const field = [...document.querySelectorAll(${JSON.stringify(`${scope} label.form-field`)})].find((element) => element.firstElementChild?.textContent === ${JSON.stringify(label)});
+    const control = field?.querySelector('input, select, textarea');
+    if (!control) return false;
+    control.focus();
+    control.value = ${JSON.stringify(value)};
+    control.dispatchEvent(new Event('input', { bubbles: true }));
+    control.dispatchEvent(new Event('change', { bubbles: true }));
+    return true;
+  })()`);
+  if (!filled) throw new Error(`No field labelled ${label} in ${scope}`);
+}
+
+/** Clicks the button inside `scope` whose text is `text`. */
+export async function clickButton(page: Page, scope: string, text: string): Promise<void> {
+  const clicked = await page.evaluate<boolean>(`(() => {
+    const button = [...document.querySelectorAll(${JSON.stringify(`${scope} button`)})].find((element) => element.textContent.trim() === ${JSON.stringify(text)} && !element.hidden);
+    button?.click();
+    return Boolean(button);
+  })()`);
+  if (!clicked) throw new Error(`No button ${text} in ${scope}`);
+}
