@@ -5,7 +5,8 @@
 import type {
   FactoryApi, FactoryEventName, FactoryEvents, FactoryMethods, Platform, RemoteStatus, Settings, Snapshot,
 } from './core/api';
-import { UnavailableError, ValidationError, quote } from './core/errors';
+import { methods, type MethodName } from './core/api';
+import { FactoryError, UnavailableError, ValidationError, errorMessage, quote } from './core/errors';
 import type { ChannelService } from './channels/channels';
 import type { Inbox } from './channels/inbox';
 import type { ConfigService } from './engine/config';
@@ -14,7 +15,7 @@ import type { RunService } from './engine/runs';
 import type { Generator } from './harness/generate';
 import type { HarnessService } from './harness/harnesses';
 import type { ConnectionService } from './triggers/connections';
-import type { TriggerService } from './triggers/triggers';
+import type { DeliveryAnswer, IncomingWebhook, TriggerService } from './triggers/triggers';
 import type { ConfigFile } from './store/data-store';
 
 /** The desktop-only functions; present only in the desktop app. */
@@ -43,10 +44,18 @@ export interface Services {
   applySettings?: (previous: Settings, next: Settings) => Promise<void>;
 }
 
+/** What the composition and the doors need of the API object besides FactoryApi. */
+export interface Doors {
+  close(): void;
+  announceSnapshot(): void;
+  /** The webhook door: one request to /hooks/<trigger-id>, decided by the trigger service. */
+  receiveWebhook(triggerId: string, webhook: IncomingWebhook): Promise<DeliveryAnswer>;
+}
+
 /** Minimum time between two `snapshot` events (DESIGN §4: a burst of changes sends one). */
 export const snapshotInterval = 250;
 
-export function createApi(services: Services): FactoryApi & { close(): void; announceSnapshot(): void } {
+export function createApi(services: Services): FactoryApi & Doors {
   const { config, events, runs, inbox, triggers, connections, harnesses, generator, channels } = services;
 
   function snapshot(): Snapshot {
@@ -95,12 +104,13 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
     }) as unknown as DesktopFunctions[M];
   }
 
-  const api: FactoryApi & { close(): void; announceSnapshot(): void } = {
+  const api: FactoryApi & Doors = {
     platform: services.platform,
     on<E extends FactoryEventName>(event: E, callback: (payload: FactoryEvents[E]) => void) {
       return events.on(event, callback);
     },
     announceSnapshot: scheduleSnapshot,
+    receiveWebhook: (triggerId, webhook) => triggers.receive(triggerId, webhook),
     close() {
       unsubscribeConfig();
       unsubscribeTriggers();
@@ -186,23 +196,29 @@ export function createApi(services: Services): FactoryApi & { close(): void; ann
   return api;
 }
 
-/** One request to /hooks/<trigger-id>, as the webhook door hands it to the trigger service. */
-export interface WebhookDelivery {
-  /** The percent-decoded path segment; not checked to name a trigger (the trigger service answers 404). */
-  triggerId: string;
-  /** The raw body bytes, at most 2 MB (spec, Limits), for signatures over the exact bytes. */
-  body: Buffer;
-  /** Lower-cased names, one value each (repeated headers joined with `, `). */
-  headers: Record<string, string | undefined>;
-  /** The first value of each query parameter. */
-  query: Record<string, string>;
+/** The webhook door's request and answer (spec C): the same types the trigger service decides on. */
+export type { DeliveryAnswer, IncomingWebhook } from './triggers/triggers';
+
+/** A method a door calls failed in a way nobody foresaw (a bug): 400 with its message, its stack only in the log. */
+export class MethodFailedError extends FactoryError {
+  override name = 'MethodFailedError';
 }
 
-/** What the trigger service answers; the door sends it as JSON. */
-export interface WebhookAnswer {
-  status: 200 | 201 | 202 | 400 | 401 | 404 | 409;
-  body: Record<string, unknown>;
+/**
+ * The one dispatcher of the doors (IPC, remote HTTP): checks the arguments (an array of at most
+ * the method's count; `null` stands for an omitted one), calls the method, and throws its
+ * FactoryError as it is; anything else is logged with its stack and thrown as MethodFailedError.
+ */
+export async function invokeMethod(api: FactoryApi, name: MethodName, args: unknown): Promise<unknown> {
+  const { params } = methods[name];
+  if (!Array.isArray(args)) throw new ValidationError('The arguments must be a JSON array');
+  if (args.length > params) throw new ValidationError(`${name} takes at most ${params} argument${params === 1 ? '' : 's'}, not ${args.length}`);
+  const method = api[name] as (...values: unknown[]) => Promise<unknown>;
+  try {
+    return await method.apply(api, args.map((value) => (value === null ? undefined : value)));
+  } catch (error) {
+    if (error instanceof FactoryError) throw error;
+    console.error(`${name} failed:`, error);
+    throw new MethodFailedError(`${name} failed: ${errorMessage(error)}`);
+  }
 }
-
-/** Answers one delivery; throwing is a bug, answered 500 `Internal error`. */
-export type WebhookReceiver = (delivery: WebhookDelivery) => Promise<WebhookAnswer>;

@@ -96,9 +96,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
         harness: findHarness,
         resolveCommand: (definition) => harnesses.resolveCommand(definition),
         defaultHarnessId: () => config.settings.defaultHarnessId,
-        stalled: (runId, stepId, message) => {
-          inbox.add({ kind: 'step.stalled', title: `Step ${stepId} may be stuck`, body: message, runId }).catch(() => undefined);
-        },
+        stalled: (runId, stepId, message) => notices.stepStalled(runId, stepId, message),
       }),
     },
     worktreesDir: join(options.dataDir, 'worktrees'),
@@ -122,7 +120,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     ...options.triggerTuning,
   });
   const webhooks = new WebhookServer({
-    receive: (delivery) => triggers.receive(delivery.triggerId, { body: delivery.body, headers: delivery.headers, query: delivery.query, receivedAt: Date.now() }),
+    receive: (triggerId, webhook) => api.receiveWebhook(triggerId, webhook),
     onStartFailed: (message) => notices.triggerError(`The webhook server failed to start: ${message}`),
   });
   const api = createApi({

@@ -32,6 +32,11 @@ export class Notices {
     this.channels.notify('trigger.error', noticeForTriggerError(text, triggerName));
   }
 
+  /** An agent step printed nothing for its stall time: an inbox item (channels are not told). */
+  stepStalled(runId: string, stepId: string, message: string): void {
+    this.add({ kind: 'step.stalled', title: `Step ${stepId} may be stuck`, body: message, runId });
+  }
+
   private runNotice(run: Readonly<Run>, kind: ChannelEvent, title: string, body?: string): void {
     const text = [`${run.pipelineName}${run.issue ? ` · ${describe(run)}` : ''}`, body].filter(Boolean).join('\n');
     this.add({ kind, title, body: text, runId: run.id });

@@ -4,8 +4,9 @@
 // main.ts passes the real `ipcMain` and `webContents.send`.
 
 import type { FactoryApi, FactoryEventName, MethodName } from '../core/api';
-import { factoryEventNames, methodNames, methods } from '../core/api';
-import { FactoryError, errorMessage } from '../core/errors';
+import { factoryEventNames, methodNames } from '../core/api';
+import { errorMessage } from '../core/errors';
+import { invokeMethod } from '../api';
 
 /** The one channel every pushed event travels on, as `{ event, payload }`. */
 export const eventChannel = 'factory:event';
@@ -57,22 +58,14 @@ export function isTrustedFrame(frame: FrameLike | null | undefined, expectedUrl:
 }
 
 /**
- * Checks the renderer's arguments like a remote call (an array of at most `params` values,
- * `null` standing for an omitted argument) and calls the method. Throws a plain Error with the
- * message the renderer sees: a FactoryError's message as it is, anything else as
- * `<method> failed: <message>` (its stack is logged here, never sent).
+ * Calls a method for the renderer through the one dispatcher (src/api.ts `invokeMethod`). Throws a
+ * plain Error with the message the renderer sees (Electron sends only the message across).
  */
 export async function callFromRenderer(api: FactoryApi, name: MethodName, args: unknown): Promise<unknown> {
-  const { params } = methods[name];
-  if (!Array.isArray(args)) throw new Error(`${name}: the arguments must be an array`);
-  if (args.length > params) throw new Error(`${name} takes at most ${params} argument${params === 1 ? '' : 's'}, not ${args.length}`);
-  const method = api[name] as (...values: unknown[]) => Promise<unknown>;
   try {
-    return await method.apply(api, args.map((value) => (value === null ? undefined : value)));
+    return await invokeMethod(api, name, args);
   } catch (error) {
-    if (error instanceof FactoryError) throw new Error(error.message);
-    console.error(`${name} failed:`, error);
-    throw new Error(`${name} failed: ${errorMessage(error)}`);
+    throw new Error(errorMessage(error));
   }
 }
 

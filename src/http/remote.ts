@@ -16,6 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { networkInterfaces } from 'node:os';
 import type { FactoryApi, RemotePairing, RemoteStatus, ServerSettings } from '../core/api';
 import { isMethodName, methods } from '../core/api';
+import { invokeMethod } from '../api';
 import { ConflictError, FactoryError, errorMessage } from '../core/errors';
 import { encodeQr } from '../core/qr';
 import { qrToSvg } from '../core/qr-svg';
@@ -39,21 +40,6 @@ export interface RemoteOptions {
   allowedHosts: () => readonly string[];
   /** The whole log of a step attempt ('' for setup): its file, or its lines; undefined when there is none. */
   downloadLog?: (runId: string, stepId: string, attempt: number) => Promise<{ path: string } | { lines: string[] } | undefined>;
-}
-
-/** Calls `name` with the JSON arguments of a request; every failure is a 4xx HttpError. */
-async function callMethod(api: FactoryApi, name: string, args: unknown): Promise<unknown> {
-  const info = methods[name as keyof typeof methods];
-  if (!Array.isArray(args)) throw new BadRequestError('The body must be a JSON array of the arguments');
-  if (args.length > info.params) throw new BadRequestError(`${name} takes at most ${info.params} argument${info.params === 1 ? '' : 's'}, not ${args.length}`);
-  const method = api[name as keyof typeof methods] as (...values: unknown[]) => Promise<unknown>;
-  try {
-    return await method(...args.map((value) => (value === null ? undefined : value)));
-  } catch (error) {
-    if (error instanceof FactoryError) throw new BadRequestError(error.message);
-    console.error(`${name} failed:`, error);
-    throw new BadRequestError(`${name} failed: ${errorMessage(error)}`);
-  }
 }
 
 const pairingFailedPage = `<!doctype html><meta charset="utf-8"><title>Factory</title>
@@ -93,7 +79,7 @@ export function createRemoteHandler(options: RemoteOptions) {
         if (!isMethodName(params.method!)) throw new NotFoundHttpError(`Unknown method ${params.method}`);
         if (methods[params.method as keyof typeof methods].desktopOnly) throw new ForbiddenError(`${params.method} is only available on the desktop`);
         const args = await readJson(request, { limit: callBodyLimit });
-        const result = await callMethod(api, params.method!, args);
+        const result = await invokeMethod(api, params.method!, args);
         sendJson(response, 200, { result: result === undefined ? null : result });
       },
     },

@@ -9,7 +9,10 @@
 // raw bytes and answers 401, 404 or 409 itself.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WebhookAnswer, WebhookDelivery, WebhookReceiver } from '../api';
+import type { DeliveryAnswer, IncomingWebhook } from '../api';
+
+/** Answers one delivery; throwing is a bug, answered 500 `Internal error`. */
+export type WebhookReceiver = (triggerId: string, webhook: IncomingWebhook) => Promise<DeliveryAnswer>;
 import { errorMessage } from '../core/errors';
 import { readBody } from './body';
 import { NotFoundHttpError, sendJson } from './respond';
@@ -60,10 +63,10 @@ export function createWebhookHandler(receive: WebhookReceiver): (request: Incomi
       async handler(request, response, params, _context, url) {
         const triggerId = params.id!;
         const body = await readBody(request, { limit: webhookBodyLimit });
-        const delivery: WebhookDelivery = { triggerId, body, headers: singleValueHeaders(request), query: firstQueryValues(url) };
-        let answer: WebhookAnswer;
+        const webhook: IncomingWebhook = { body, headers: singleValueHeaders(request), query: firstQueryValues(url), receivedAt: Date.now() };
+        let answer: DeliveryAnswer;
         try {
-          answer = await receive(delivery);
+          answer = await receive(triggerId, webhook);
         } catch (error) {
           throw new WebhookReceiverError(triggerId, error);
         }

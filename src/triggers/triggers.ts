@@ -19,6 +19,7 @@ import { TriggerStates } from './trigger-state';
 import { WriteBack } from './write-back';
 
 export type { DeliveryAnswer } from './admission';
+export type { IncomingWebhook } from './provider';
 
 /** Issues `testTrigger` previews at most. */
 const previewLimit = 20;

@@ -2,7 +2,11 @@
 import { createServer, type Server } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { WebhookAnswer, WebhookDelivery } from '../../src/api';
+import type { DeliveryAnswer, IncomingWebhook } from '../../src/api';
+
+/** What the door handed over: the trigger id and the request. */
+type WebhookDelivery = IncomingWebhook & { triggerId: string };
+type WebhookAnswer = DeliveryAnswer;
 import { WebhookServer, webhookBodyLimit } from '../../src/http/webhooks';
 import { floodChunked, freePort, rawConnection, send, withTimeout } from '../helpers/net';
 
@@ -19,7 +23,8 @@ let port: number;
 webhooks.before(async () => {
   port = await freePort();
   server = new WebhookServer({
-    async receive(delivery) {
+    async receive(triggerId, webhook) {
+      const delivery = { ...webhook, triggerId };
       deliveries.push(delivery);
       return answerWith(delivery);
     },
