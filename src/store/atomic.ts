@@ -2,7 +2,7 @@
 // (or a restart after a crash) sees either the old content or the new, never a mix or a truncation.
 
 import * as nodeFileSystem from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { randomHex } from '../core/ids';
 
 /** The few file operations an atomic write needs; `node:fs/promises` fits it. Tests inject faults here. */
@@ -40,32 +40,15 @@ const tempFilePattern = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
 // as that filesystem makes it.
 const folderSyncUnsupported = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR']);
 
-// Calls on one path run one after another, so the content of the last call is the one that stays.
-const pathQueues = new Map<string, Promise<void>>();
-
 /**
  * Replaces the file at `path` with `data`: writes a temporary file in the same folder, fsyncs and
  * closes it, renames it over `path`, then fsyncs the folder so the rename survives a power loss.
  * Resolves once the new content is durable. On any failure the temporary file is removed, `path`
  * keeps its old content (or stays absent) and the promise rejects with the original error.
- * Concurrent calls on one path are applied in call order. The folder must exist.
+ * The folder must exist. Writes to one path are not queued here: `FileWriter` (writer.ts) is the
+ * one queue per path, and the only caller.
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
-  const key = resolve(path);
-  const previous = pathQueues.get(key) ?? Promise.resolve();
-  const current = previous.then(() => replaceFile(key, data, options));
-  const settled = current.then(
-    () => undefined,
-    () => undefined,
-  );
-  pathQueues.set(key, settled);
-  void settled.then(() => {
-    if (pathQueues.get(key) === settled) pathQueues.delete(key);
-  });
-  return current;
-}
-
-async function replaceFile(path: string, data: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   const fileSystem = options.fs ?? defaultFileSystem;
   const folder = dirname(path);
   const tempPath = join(folder, `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);

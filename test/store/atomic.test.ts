@@ -149,28 +149,6 @@ atomic('a failing folder sync rejects, since the rename may not survive a power 
   assert.equal(await tempFiles(), []);
 });
 
-atomic('concurrent writes to one path all resolve and the last call wins', async () => {
-  const target = join(folder, 'state.json');
-  const contents = Array.from({ length: 20 }, (_, index) => JSON.stringify({ index, padding: 'p'.repeat(index * 1000) }));
-  await Promise.all(contents.map((content) => writeFileAtomic(target, content)));
-  assert.is(await fs.readFile(target, 'utf8'), contents.at(-1));
-  assert.equal(await tempFiles(), []);
-});
-
-atomic('a failed write does not stop the next write to the same path', async () => {
-  const target = join(folder, 'state.json');
-  let failures = 1;
-  const { fileSystem } = recordingFileSystem((call) => (call.operation === 'rename' && failures-- > 0 ? new Error('rename failed') : undefined));
-  const first = writeFileAtomic(target, 'first', { fs: fileSystem });
-  const second = writeFileAtomic(target, 'second', { fs: fileSystem });
-  await first.then(
-    () => assert.unreachable('the first write should fail'),
-    (error: Error) => assert.is(error.message, 'rename failed'),
-  );
-  await second;
-  assert.is(await fs.readFile(target, 'utf8'), 'second');
-});
-
 atomic('removes temp files of processes that died, and keeps everything else', async () => {
   const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
   const stale = [`.config.json.${deadPid}.0123abcd.tmp`, `.run.json.${deadPid}.ffffffff.tmp`];
