@@ -3,10 +3,11 @@
 //
 // A new run is durable once its line is on disk; the runs created at the same time share that
 // synced write (group commit), so a burst of webhooks costs one disk flush per batch, not two
-// fsyncs per run. Each run's own run.json is written afterwards, by one background writer, oldest
-// first, once new runs pause: while a burst lasts, the disk and the CPU stay with the journal. A
-// journal is removed once every run it holds has its run.json and every deletion it records is
-// finished; after a crash, the next start reads the journals and writes what is missing.
+// fsyncs per run. Each run's own run.json is written afterwards by the run store, which asks `due`
+// for them, oldest first, once new runs pause: while a burst lasts, the disk and the CPU stay with
+// the journal. A journal is removed once every run it holds has its run.json and every deletion it
+// records is finished; after a crash, `recover` finds the runs whose run.json never landed.
+// The run store calls the journal; the journal never calls the store.
 
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,10 +18,10 @@ import { isPlainObject } from '../core/settings';
 import { syncFolder } from './atomic';
 import { readJsonLines, type JsonlAppender } from './jsonl';
 
-/** The pause in new runs that the background writer waits for before writing their run.json. */
+/** The pause in new runs that `due` waits for before handing out their run.json. */
 const quietBeforeWritingMs = 250;
 /**
- * Beyond this many runs without a run.json, the background writer works even while new runs keep
+ * Beyond this many runs without a run.json, `due` hands them out even while new runs keep
  * coming: it bounds what the journals hold, and so what a start after a crash must read (about
  * a second for this many).
  */
@@ -45,6 +46,12 @@ export interface JournalContents {
   numbers: number[];
 }
 
+/** The runs/ folder as read at start: each run folder's run, or the problem that kept it out. */
+export interface LoadedRuns {
+  runs: Map<string, Run>;
+  problems: Map<string, string>;
+}
+
 /** A run whose creation is (being) journaled and whose run.json is not written yet. */
 interface UnwrittenRun {
   run: Run;
@@ -57,8 +64,6 @@ interface UnwrittenRun {
 export class RunJournal {
   readonly #runsDir: string;
   readonly #appender: JsonlAppender;
-  /** Writes a run's run.json (the run store's `save`); resolves once it is durable. */
-  readonly #writeRun: (run: Run) => Promise<void>;
   readonly #rotateLines: number;
   readonly #quietBeforeWritingMs: number;
   readonly #maxUnwrittenRuns: number;
@@ -80,21 +85,20 @@ export class RunJournal {
   /** Removals of older journals, one after another. */
   #retiring: Promise<void> = Promise.resolve();
 
-  // The background writer.
-  #writing = false;
-  /** Set by `close`: the writer stops after its current write. */
+  /** Set by `close`: `due` ends after the run it handed out. */
   #closed = false;
-  /** When the latest run was added (performance.now()): the writer waits for a pause. */
+  /** When the latest run was added (performance.now()): `due` waits for a pause. */
   #lastAdded = -Infinity;
-  /** Callers of `flush` waiting: the writer does not wait for a pause meanwhile. */
+  /** Callers of `flush` waiting: `due` does not wait for a pause meanwhile. */
   #hurry = 0;
-  /** Ends the writer's wait for a pause at once. */
+  /** Ends the wait of `due` (for a pause, or for a new run) at once. */
   #wake: (() => void) | undefined;
+  /** Whether `due` waits for a new run. */
+  #idle = false;
 
-  constructor(runsDir: string, appender: JsonlAppender, writeRun: (run: Run) => Promise<void>, options: RunJournalOptions = {}) {
+  constructor(runsDir: string, appender: JsonlAppender, options: RunJournalOptions = {}) {
     this.#runsDir = runsDir;
     this.#appender = appender;
-    this.#writeRun = writeRun;
     this.#rotateLines = options.rotateLines ?? rotateLines;
     this.#quietBeforeWritingMs = options.quietBeforeWritingMs ?? quietBeforeWritingMs;
     this.#maxUnwrittenRuns = options.maxUnwrittenRuns ?? maxUnwrittenRuns;
@@ -102,7 +106,7 @@ export class RunJournal {
 
   /**
    * Records a new run; resolves once the record is durable (sharing the write with every run added
-   * meanwhile). Its run.json is then written in the background, unless `written` says it already is.
+   * meanwhile). `due` then hands it out for its run.json, unless `written` says it is written already.
    */
   add(run: Run): Promise<void> {
     const journal = this.#number;
@@ -111,8 +115,7 @@ export class RunJournal {
     this.#unwritten.set(run.id, { run, journal, journaled });
     if (this.#lines >= this.#rotateLines) this.#rotate();
     this.#lastAdded = performance.now();
-    if (this.#unwritten.size >= this.#maxUnwrittenRuns) this.#wake?.();
-    void this.#writeUnwritten();
+    if (this.#idle || this.#unwritten.size >= this.#maxUnwrittenRuns) this.#wake?.();
     return journaled;
   }
 
@@ -132,10 +135,45 @@ export class RunJournal {
     return deletion;
   }
 
-  /** Run `id` has its run.json now (or, deleted, needs none): the background writer skips it. */
+  /** Run `id` has its run.json now (or, deleted, needs none): `due` skips it. */
   written(id: string): void {
     if (!this.#unwritten.delete(id)) return;
     for (const listener of this.#unwrittenListeners) listener();
+  }
+
+  /** Run `id`'s run.json could not be written: its journal stays, so the next start recovers it. */
+  unwritable(id: string, error: unknown): void {
+    const entry = this.#unwritten.get(id);
+    if (entry) this.#kept.add(entry.journal);
+    console.error(`Writing run ${id} failed: ${errorMessage(error)}; the next start recovers it from its journal`);
+    this.written(id);
+  }
+
+  /**
+   * The new runs whose run.json is due, oldest first, one at a time, once new runs stop coming for
+   * a moment (or the backlog is very large, or `flush` waits); between runs it waits for more, and
+   * it ends when the journal is closed. The caller writes each run before asking for the next and
+   * reports it with `written` or `unwritable`. A run whose journal write failed was never created
+   * and is skipped. One caller at a time.
+   */
+  async *due(): AsyncGenerator<Run> {
+    while (!this.#closed) {
+      const next = this.#unwritten.values().next();
+      if (next.done) {
+        this.#idle = true;
+        await this.#pause();
+        this.#idle = false;
+        continue;
+      }
+      const busyFor = this.#quietBeforeWritingMs - (performance.now() - this.#lastAdded);
+      if (busyFor > 0 && this.#hurry === 0 && this.#unwritten.size < this.#maxUnwrittenRuns) {
+        await this.#pause(busyFor);
+        continue;
+      }
+      const { run, journaled } = next.value;
+      if (await journaled.then(() => true, () => false)) yield run;
+      this.written(run.id);
+    }
   }
 
   /** Reads every journal in runs/ (at start, before anything is added). */
@@ -155,15 +193,25 @@ export class RunJournal {
   }
 
   /**
-   * After `read`: new records go to a fresh journal; `missing` (runs the journals hold whose
-   * run.json never landed) are written in the background, and the old journals go once they are.
+   * After `read`, with what the run folders hold: the runs the journals recorded whose run.json
+   * never landed (a crash in between) join `loaded`, in place of the problem their folder
+   * reported, if they have a run's shape (`runProblem`). Those runs are then due for their
+   * run.json; new records go to a fresh journal, and the old ones go once nothing needs them.
+   * Returns every run, oldest first (by id), and the problems left.
    */
-  resume(contents: JournalContents, missing: readonly Run[]): void {
+  recover(contents: JournalContents, loaded: LoadedRuns, runProblem: (value: unknown, id: string) => string | undefined): { runs: Run[]; problems: string[] } {
     this.#number = (contents.numbers.at(-1) ?? 0) + 1;
     this.#lines = 0;
-    for (const run of missing) this.#unwritten.set(run.id, { run, journal: contents.runs.get(run.id)?.journal ?? 0, journaled: Promise.resolve() });
-    if (missing.length > 0) void this.#writeUnwritten();
+    const runs = [...loaded.runs.values()];
+    for (const [id, { run, journal }] of contents.runs) {
+      if (loaded.runs.has(id) || contents.deleted.has(id) || runProblem(run, id) !== undefined) continue;
+      runs.push(run as unknown as Run);
+      loaded.problems.delete(id);
+      this.#unwritten.set(id, { run: run as unknown as Run, journal, journaled: Promise.resolve() });
+    }
     for (const number of contents.numbers) this.#retire(number);
+    runs.sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
+    return { runs, problems: [...loaded.problems.values()] };
   }
 
   /** Resolves once every new run has its run.json and retired journals are gone (never rejects). */
@@ -181,7 +229,7 @@ export class RunJournal {
     await this.#retiring;
   }
 
-  /** Stops the background writer after its current write; the runs it leaves stay in their journals. */
+  /** Ends `due` after the run it handed out; the runs left stay in their journals. */
   close(): void {
     this.#closed = true;
     this.#wake?.();
@@ -209,44 +257,15 @@ export class RunJournal {
     }
   }
 
-  /**
-   * Writes the run.json of new runs, oldest first, one at a time, once new runs stop coming for a
-   * moment (or the backlog is very large, or `flush` waits). A run that cannot be written keeps
-   * its journal, so the next start recovers it.
-   */
-  async #writeUnwritten(): Promise<void> {
-    if (this.#writing || this.#closed) return;
-    this.#writing = true;
-    try {
-      for (let next = this.#unwritten.values().next(); !next.done && !this.#closed; next = this.#unwritten.values().next()) {
-        const busyFor = this.#quietBeforeWritingMs - (performance.now() - this.#lastAdded);
-        if (busyFor > 0 && this.#hurry === 0 && this.#unwritten.size < this.#maxUnwrittenRuns) {
-          await this.#pause(busyFor);
-          continue;
-        }
-        const { run, journal, journaled } = next.value;
-        if (await journaled.then(() => true, () => false)) {
-          await this.#writeRun(run).catch((error) => {
-            this.#kept.add(journal);
-            console.error(`Writing run ${run.id} failed: ${errorMessage(error)}; the next start recovers it from its journal`);
-          });
-        }
-        this.written(run.id);
-      }
-    } finally {
-      this.#writing = false;
-    }
-  }
-
-  /** Waits `ms`, or less when `#wake` is called. */
-  #pause(ms: number): Promise<void> {
+  /** Waits `ms` (no `ms`: no timer), or less when `#wake` is called. */
+  #pause(ms?: number): Promise<void> {
     return new Promise<void>((resolvePromise) => {
       const wake = () => {
         clearTimeout(timer);
         this.#wake = undefined;
         resolvePromise();
       };
-      const timer = setTimeout(wake, ms);
+      const timer = ms === undefined ? undefined : setTimeout(wake, ms);
       this.#wake = wake;
     });
   }

@@ -16,7 +16,7 @@ import { isPlainObject } from '../core/settings';
 import { removeStaleTempFiles } from './atomic';
 import { CorruptFileError, readTextFile } from './json-file';
 import { readJsonLinesReport, type JsonlAppender } from './jsonl';
-import { RunJournal, type RunJournalOptions } from './run-journal';
+import { RunJournal, type LoadedRuns, type RunJournalOptions } from './run-journal';
 import { LiveFeed, StepLogWriter, rawLogPath, readPage, type PageRequest, type StoredLine } from './step-log';
 import type { FileWriter } from './writer';
 
@@ -53,6 +53,8 @@ export class RunStore {
   readonly #appends = new PendingWork();
   /** New runs and deletions, made durable before their folders are written or removed. */
   readonly #journal: RunJournal;
+  /** The writer of new runs' run.json, started by the first `create` or `loadAll`; it ends with `close`. */
+  #writingNewRuns: Promise<void> | undefined;
   /** The temp file sweep started by the latest `loadAll`; never rejects. */
   #sweep: Promise<void> = Promise.resolve();
 
@@ -61,7 +63,7 @@ export class RunStore {
     this.#runsDir = join(resolve(dataDir), 'runs');
     this.#writer = writer;
     this.#appender = appender;
-    this.#journal = new RunJournal(this.#runsDir, appender, (run) => this.save(run), options);
+    this.#journal = new RunJournal(this.#runsDir, appender, options);
   }
 
   /**
@@ -101,7 +103,17 @@ export class RunStore {
   async create(run: Run): Promise<void> {
     const id: unknown = isPlainObject(run) ? run.id : undefined;
     if (!isId(id, 'run')) throw new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`);
+    this.#writeNewRuns();
     await this.#journal.add(run);
+  }
+
+  /** Writes the run.json of each new run as the journal says it is due, one at a time, until `close`. */
+  #writeNewRuns(): void {
+    this.#writingNewRuns ??= (async () => {
+      for await (const run of this.#journal.due()) {
+        await this.save(run).catch((error) => this.#journal.unwritable(run.id, error));
+      }
+    })();
   }
 
   /**
@@ -131,35 +143,20 @@ export class RunStore {
     await forEachBounded(ids, loadConcurrency, async (id, index) => {
       outcomes[index] = await this.#load(id);
     });
+    const loaded: LoadedRuns = { runs: new Map(), problems: new Map() };
+    ids.forEach((id, index) => {
+      const outcome = outcomes[index]!;
+      if (typeof outcome === 'string') loaded.problems.set(id, outcome);
+      else loaded.runs.set(id, outcome);
+    });
     // Listing every folder would double the start-up time; nothing waits for the sweep.
     this.#sweep = this.#sweep.then(() =>
       forEachBounded(ids, sweepConcurrency, (id) => removeStaleTempFiles(join(this.#runsDir, id)).then(() => undefined, () => undefined)),
     );
-    let runs: Run[] = [];
-    const problems: string[] = [];
-    const onDisk = new Set<string>();
-    for (const outcome of outcomes) {
-      if (typeof outcome === 'string') problems.push(outcome);
-      else {
-        runs.push(outcome);
-        onDisk.add(outcome.id);
-      }
-    }
-    // Runs whose creation reached the journal but whose run.json did not (a crash in between):
-    // they are written in the background, and their journals stay until they are.
-    const recovered: Run[] = [];
-    for (const [id, { run }] of journals.runs) {
-      if (!onDisk.has(id) && !this.#deleted.has(id) && runProblem(run, id) === undefined) recovered.push(run as unknown as Run);
-    }
-    if (recovered.length > 0) {
-      runs = [...runs, ...recovered].sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
-      const recoveredIds = new Set(recovered.map((run) => run.id));
-      for (let index = problems.length - 1; index >= 0; index--) {
-        if ([...recoveredIds].some((id) => problems[index]!.includes(id))) problems.splice(index, 1);
-      }
-    }
-    this.#journal.resume(journals, recovered);
-    return { runs, problems };
+    // Runs whose creation reached the journal but whose run.json did not are written in the background.
+    const recovered = this.#journal.recover(journals, loaded, runProblem);
+    this.#writeNewRuns();
+    return recovered;
   }
 
   /**
