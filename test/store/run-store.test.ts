@@ -400,6 +400,21 @@ runStore('create makes a run durable through the journal; a run whose run.json n
   assert.equal(leftovers, [], 'the old journal is gone once its runs are on disk');
 });
 
+runStore('a run folder without its run.json is no problem when the journal holds the run; other broken folders still are', async () => {
+  const store = makeStore();
+  const run = makeRun();
+  await store.create(run);
+  await store.flush();
+  // A crash after the folder was made and before run.json landed; and a folder nobody journaled.
+  await fs.rm(join(dataDir, 'runs', run.id, 'run.json'));
+  const stray = newRunId();
+  await fs.mkdir(join(dataDir, 'runs', stray));
+  const { runs, problems } = await makeStore().loadAll();
+  assert.equal(runs.map((candidate) => candidate.id), [run.id]);
+  assert.is(problems.length, 1);
+  assert.match(problems[0]!, new RegExp(`${stray}.*has no run\\.json`));
+});
+
 runStore('a deleted run does not come back from the journal, even if its folder survived a crash', async () => {
   const store = makeStore();
   const kept = makeRun();
