@@ -48,6 +48,8 @@ export interface Services {
 export interface Doors {
   close(): void;
   announceSnapshot(): void;
+  /** The snapshot as it is now (the event stream resyncs a client with it). */
+  currentSnapshot(): Snapshot;
   /** The webhook door: one request to /hooks/<trigger-id>, decided by the trigger service. */
   receiveWebhook(triggerId: string, webhook: IncomingWebhook): Promise<DeliveryAnswer>;
 }
@@ -110,6 +112,7 @@ export function createApi(services: Services): FactoryApi & Doors {
       return events.on(event, callback);
     },
     announceSnapshot: scheduleSnapshot,
+    currentSnapshot: snapshot,
     receiveWebhook: (triggerId, webhook) => triggers.receive(triggerId, webhook),
     close() {
       unsubscribeConfig();

@@ -146,7 +146,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   });
 
   // Remote access: every event but `navigate` goes to the event stream.
-  const hub = new EventStreamHub({ snapshot: () => api.snapshot() });
+  const hub = new EventStreamHub({ snapshot: () => api.currentSnapshot() });
   for (const name of factoryEventNames) if (name !== 'navigate') api.on(name, (payload) => hub.publish(name, payload));
   remote = new RemoteAccess({
     api, auth, hub, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [],

@@ -5,7 +5,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EventStreamHub, stringifyEvent, type EventStreamOptions } from '../../src/http/sse';
+import { EventStreamHub, type EventStreamOptions } from '../../src/http/sse';
+import { stringifyEvent } from '../../src/http/sse-format';
 import { connectEventStream, EventStreamParser, type ReceivedEvent } from '../helpers/sse-client';
 
 /** Parses a whole stream text, fed in one chunk or one character at a time. */
@@ -383,23 +384,21 @@ hub('sends a snapshot instead of a replay larger than maxUnsentBytes', () => wit
   small.close();
 }));
 
-hub('holds live events behind an asynchronous snapshot', async () => {
-  let release: (value: unknown) => void = () => {};
-  const snapshot = () => new Promise((resolve) => (release = resolve));
-  await withHub({ bufferSize: 2, snapshot }, async ({ hub, url }) => {
+hub('the resync snapshot is taken when the client attaches, and live events follow it at once', async () => {
+  let version = 0;
+  await withHub({ bufferSize: 2, snapshot: () => ({ version }) }, async ({ hub, url }) => {
     for (let n = 1; n <= 5; n += 1) hub.publish('run', { n });
+    version = 1;
     const stream = await connectEventStream(url, { lastEventId: 1 });
+    version = 2;
     hub.publish('run', { n: 6 });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.is(stream.events.length, 0);
-    release({ fresh: true });
     await stream.waitFor((received) => received.events.length === 2);
-    assert.equal(stream.events.map((event) => [event.id, event.event]), [['5', 'snapshot'], ['6', 'run']]);
+    assert.equal(stream.events.map((event) => [event.id, event.event, event.data]), [['5', 'snapshot', '{"version":1}'], ['6', 'run', '{"n":6}']]);
     stream.close();
   });
 });
 
-hub('ends the stream when the snapshot fails, so the client tries again', () => withHub({ bufferSize: 1, snapshot: () => Promise.reject(new Error('disk gone')) }, async ({ hub, url }) => {
+hub('ends the stream when the snapshot fails, so the client tries again', () => withHub({ bufferSize: 1, snapshot: () => { throw new Error('disk gone'); } }, async ({ hub, url }) => {
   for (let n = 1; n <= 3; n += 1) hub.publish('run', { n });
   const stream = await connectEventStream(url, { lastEventId: 1 });
   await stream.waitFor((received) => received.ended);
