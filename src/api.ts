@@ -11,6 +11,7 @@ import type { ChannelService } from './channels/channels';
 import type { Inbox } from './channels/inbox';
 import type { ConfigService } from './engine/config';
 import type { EventHub } from './engine/events';
+import type { EventPacer } from './engine/pacer';
 import type { RunService } from './engine/runs';
 import type { Generator } from './harness/generate';
 import type { HarnessService } from './harness/harnesses';
@@ -25,6 +26,8 @@ export type DesktopFunctions = Pick<FactoryMethods, 'pickDirectory' | 'openExter
 export interface Services {
   config: ConfigService;
   events: EventHub;
+  /** Paces `snapshot` events, with the engine's `run` and `logs`. */
+  pacer: EventPacer;
   runs: RunService;
   inbox: Inbox;
   triggers: TriggerService;
@@ -54,11 +57,8 @@ export interface Doors {
   receiveWebhook(triggerId: string, webhook: IncomingWebhook): Promise<DeliveryAnswer>;
 }
 
-/** Minimum time between two `snapshot` events (DESIGN §4: a burst of changes sends one). */
-export const snapshotInterval = 250;
-
 export function createApi(services: Services): FactoryApi & Doors {
-  const { config, events, runs, inbox, triggers, connections, harnesses, generator, channels } = services;
+  const { config, events, pacer, runs, inbox, triggers, connections, harnesses, generator, channels } = services;
 
   function snapshot(): Snapshot {
     const current = config.current;
@@ -83,18 +83,7 @@ export function createApi(services: Services): FactoryApi & Doors {
     };
   }
 
-  // `snapshot` events: at most one per snapshotInterval, always one after the last change.
-  let lastSnapshotAt = 0;
-  let snapshotTimer: ReturnType<typeof setTimeout> | undefined;
-  function scheduleSnapshot(): void {
-    if (snapshotTimer) return;
-    const wait = Math.max(0, lastSnapshotAt + snapshotInterval - Date.now());
-    snapshotTimer = setTimeout(() => {
-      snapshotTimer = undefined;
-      lastSnapshotAt = Date.now();
-      events.emit('snapshot', snapshot());
-    }, wait);
-  }
+  const scheduleSnapshot = () => pacer.snapshotChanged(snapshot);
   const unsubscribeConfig = config.subscribe((_previous: ConfigFile, _next: ConfigFile) => scheduleSnapshot());
   const unsubscribeTriggers = triggers.subscribe(() => scheduleSnapshot());
 
@@ -117,8 +106,6 @@ export function createApi(services: Services): FactoryApi & Doors {
     close() {
       unsubscribeConfig();
       unsubscribeTriggers();
-      if (snapshotTimer) clearTimeout(snapshotTimer);
-      snapshotTimer = undefined;
     },
 
     // Runs

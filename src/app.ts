@@ -10,7 +10,7 @@ import { ChannelService } from './channels/channels';
 import type { DesktopNotify } from './channels/senders';
 import { Inbox } from './channels/inbox';
 import { Notices } from './channels/notices';
-import { EventBatcher } from './engine/batcher';
+import { EventPacer } from './engine/pacer';
 import { ConfigService } from './engine/config';
 import { EventHub } from './engine/events';
 import { RunService } from './engine/runs';
@@ -70,7 +70,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   await store.open();
   const config = await ConfigService.open(store, { overrides: options.overrides });
   const events = new EventHub();
-  const batcher = new EventBatcher(events);
+  const pacer = new EventPacer(events);
   const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
   const channels = new ChannelService({ config, inbox, ...(options.desktopNotify ? { desktopNotify: options.desktopNotify } : {}) });
   let remote: RemoteAccess | undefined;
@@ -88,7 +88,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     store: new RunStore(options.dataDir, store.writer, store.appender),
     config,
     hub: events,
-    batcher,
+    pacer,
     runners: {
       shell: createShellRunner(),
       approval: runApprovalStep,
@@ -126,6 +126,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const api = createApi({
     config,
     events,
+    pacer,
     runs,
     inbox,
     triggers,

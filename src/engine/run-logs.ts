@@ -27,7 +27,7 @@ interface Attempt {
 export class RunLogs {
   private readonly attempts = new Map<string, Attempt>();
 
-  /** `ready` is called when the live feed has something: the event batcher then calls `take`. */
+  /** `ready` is called when the live feed has something: the event pacer then calls `take`. */
   constructor(private readonly store: RunStore, private readonly ready: () => void) {}
 
   private attempt(runId: string, stepId: string, attempt: number, fresh = false): Attempt {

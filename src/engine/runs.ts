@@ -16,7 +16,7 @@ import {
 } from '../core/runs';
 import { stepEnvironment, type TemplateContext } from '../core/template';
 import type { RunStore } from '../store/run-store';
-import type { EventBatcher } from './batcher';
+import type { EventPacer } from './pacer';
 import type { ConfigService } from './config';
 import { buildStepEnvironment } from './environment';
 import type { EventHub } from './events';
@@ -59,7 +59,7 @@ export interface RunServiceOptions {
   store: RunStore;
   config: ConfigService;
   hub: EventHub;
-  batcher: EventBatcher;
+  pacer: EventPacer;
   runners: StepRunners;
   worktreesDir: string;
   /** The user's environment that steps start from (process.env); Factory's own values are removed. */
@@ -102,7 +102,7 @@ export class RunService {
 
   private constructor(private readonly options: RunServiceOptions) {
     this.now = options.now ?? Date.now;
-    this.logs = new RunLogs(options.store, () => options.batcher.logsReady(() => this.logs.take()));
+    this.logs = new RunLogs(options.store, () => options.pacer.logsReady(() => this.logs.take()));
   }
 
   /**
@@ -355,7 +355,7 @@ export class RunService {
     await this.beforeDelete?.(run);
     this.runs.delete(run.id);
     this.order = this.order.filter((candidate) => candidate !== run.id);
-    this.options.batcher.forgetRun(run.id);
+    this.options.pacer.forgetRun(run.id);
     const project = this.options.config.current.projects.find((candidate) => candidate.id === run.projectId);
     let kept: string | undefined;
     if (project?.worktrees && (run.workspace || run.branch)) {
@@ -462,7 +462,7 @@ export class RunService {
     await Promise.all(active.map(({ done }) => done));
     await this.logs.stop();
     await this.options.store.close();
-    this.options.batcher.flush();
+    this.options.pacer.flush();
   }
 
   // ─── Scheduling ───
@@ -650,7 +650,7 @@ export class RunService {
   }
 
   private changed(run: Run): void {
-    this.options.batcher.runChanged(run.id, () => slimRun(run));
+    this.options.pacer.runChanged(run.id, () => slimRun(run));
   }
 
   private log(runId: string, stepId: string, attempt: number, line: string, stream: NonNullable<LogLine['stream']>): void {

@@ -1,8 +1,8 @@
-// Pacing of `run` and `logs` events, with a fake clock.
+// Pacing of `run`, `logs` and `snapshot` events, with a fake clock.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { LogLine, Run } from '../../src/core/api';
-import { EventBatcher, logEventInterval, runEventInterval, type Timers } from '../../src/engine/batcher';
+import type { LogLine, Run, Snapshot } from '../../src/core/api';
+import { EventPacer, logEventInterval, runEventInterval, snapshotInterval, type Timers } from '../../src/engine/pacer';
 import { EventHub } from '../../src/engine/events';
 
 function fakeTimers() {
@@ -18,6 +18,7 @@ function fakeTimers() {
     clearTimeout(handle) {
       timers = timers.filter((timer) => timer.handle !== handle);
     },
+    now: () => now,
   };
   return {
     api,
@@ -34,14 +35,14 @@ function fakeTimers() {
 const run = (id: string, status: Run['status']): Run => ({ id, status } as Run);
 const line = (text: string): LogLine => ({ runId: 'run_a', stepId: 's', attempt: 1, line: text });
 
-const batcher = suite('event batcher');
+const pacer = suite('event pacer');
 
-batcher('coalesces run changes per run inside the window; the latest state wins', () => {
+pacer('coalesces run changes per run inside the window; the latest state wins', () => {
   const hub = new EventHub();
   const clock = fakeTimers();
   const events: Run[] = [];
   hub.on('run', (payload) => events.push(payload));
-  const paced = new EventBatcher(hub, clock.api);
+  const paced = new EventPacer(hub, clock.api);
   paced.runChanged('run_a', () => run('run_a', 'queued'));
   paced.runChanged('run_a', () => run('run_a', 'running'));
   paced.runChanged('run_b', () => run('run_b', 'queued'));
@@ -55,12 +56,12 @@ batcher('coalesces run changes per run inside the window; the latest state wins'
   assert.equal(events.map((event) => event.status), ['succeeded', 'queued', 'failed']);
 });
 
-batcher('batches log lines in order, once per window', () => {
+pacer('batches log lines in order, once per window', () => {
   const hub = new EventHub();
   const clock = fakeTimers();
   const batches: LogLine[][] = [];
   hub.on('logs', (payload) => batches.push(payload));
-  const paced = new EventBatcher(hub, clock.api);
+  const paced = new EventPacer(hub, clock.api);
   paced.log([line('1'), line('2')]);
   paced.log([line('3')]);
   clock.advance(logEventInterval - 1);
@@ -72,14 +73,14 @@ batcher('batches log lines in order, once per window', () => {
   assert.equal(batches.length, 2);
 });
 
-batcher('flush sends what is pending at once, and a forgotten run sends nothing', () => {
+pacer('flush sends what is pending at once, and a forgotten run sends nothing', () => {
   const hub = new EventHub();
   const clock = fakeTimers();
   const runs: Run[] = [];
   const logs: LogLine[][] = [];
   hub.on('run', (payload) => runs.push(payload));
   hub.on('logs', (payload) => logs.push(payload));
-  const paced = new EventBatcher(hub, clock.api);
+  const paced = new EventPacer(hub, clock.api);
   paced.runChanged('run_gone', () => run('run_gone', 'succeeded'));
   paced.forgetRun('run_gone');
   paced.runChanged('run_kept', () => run('run_kept', 'failed'));
@@ -91,7 +92,31 @@ batcher('flush sends what is pending at once, and a forgotten run sends nothing'
   assert.is(runs.length, 1, 'no second event after flush');
 });
 
-batcher('a listener that throws does not silence the others', () => {
+pacer('a snapshot goes out at once after a quiet spell, then at most one per interval, always after the last change', () => {
+  const hub = new EventHub();
+  const clock = fakeTimers();
+  const seen: number[] = [];
+  hub.on('snapshot', (payload) => seen.push((payload as unknown as { version: number }).version));
+  const paced = new EventPacer(hub, clock.api);
+  let version = 1;
+  const view = () => ({ version } as unknown as Snapshot);
+  clock.advance(1000);
+  paced.snapshotChanged(view);
+  clock.advance(0);
+  assert.equal(seen, [1], 'the first change of a quiet spell is sent at once');
+  for (version = 2; version <= 5; version += 1) {
+    paced.snapshotChanged(view);
+    clock.advance(10);
+  }
+  version = 5;
+  assert.equal(seen, [1], 'changes within the interval wait');
+  clock.advance(snapshotInterval - 40);
+  assert.equal(seen, [1, 5], 'one snapshot for the burst, with the latest state');
+  clock.advance(snapshotInterval * 2);
+  assert.equal(seen, [1, 5], 'nothing more without a change');
+});
+
+pacer('a listener that throws does not silence the others', () => {
   const hub = new EventHub();
   const seen: string[] = [];
   const originalError = console.error;
@@ -108,4 +133,4 @@ batcher('a listener that throws does not silence the others', () => {
   assert.equal(seen, ['run_x']);
 });
 
-batcher.run();
+pacer.run();
