@@ -144,6 +144,7 @@ export function createApi(services: Services): FactoryApi & Doors {
     testTrigger: (trigger) => triggers.testTrigger(trigger),
     pollTrigger: (id) => triggers.pollTrigger(id),
     resetTrigger: (id) => triggers.resetTrigger(id),
+    sendTestEvent: (id) => triggers.sendTestEvent(id, services.webhookStatus?.().url ?? null),
 
     // Harnesses and text generation
     saveHarness: (harness) => harnesses.saveHarness(harness),

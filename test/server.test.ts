@@ -1,6 +1,7 @@
 // The headless entry, as a real process: flags, data folder, refusal of a corrupt config, clean stop.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -79,6 +80,30 @@ server('with remote access on, prints the sign-in link and the same link as a bl
     assert.ok(qrLines.every((line) => /^\x1b\[30;47m[█▀▄ ]+\x1b\[0m$/.test(line)));
     const answer = await send(link![1]!);
     assert.is(answer.status, 303, 'the printed link signs in');
+    assert.match(started.output(), /works on this machine only[\s\S]*--remote-host 0\.0\.0\.0[\s\S]*anyone on the network[\s\S]*Allowed host names/, 'a loopback link says so, and how to open it to the network');
+    started.child.kill('SIGTERM');
+    assert.is((await started.exited).code, 0);
+  } finally {
+    removeTempDir(dir);
+  }
+});
+
+server('listening on all addresses, the link and QR code use this machine\'s network address', async () => {
+  const lan = Object.values(networkInterfaces()).flat().find((address) => address && address.family === 'IPv4' && !address.internal);
+  const dir = makeTempDir('factory-server');
+  try {
+    const port = await freePort();
+    const started = startServer(['--data', dir, '--remote-host', '0.0.0.0', '--remote-port', String(port)]);
+    await waitFor(() => started.output().includes('\x1b[0m'), 10000, 'the QR code');
+    const link = /Remote access: (\S+)/.exec(started.output())![1]!;
+    if (lan) {
+      assert.is(new URL(link).host, `${lan.address}:${port}`, started.output());
+      assert.not.match(started.output(), /this machine only/);
+      assert.match(started.output(), /Anyone on your network who has this link/);
+      assert.is((await send(link)).status, 303, 'the network address signs in');
+    } else {
+      assert.match(started.output(), /No network address was found on this machine/);
+    }
     started.child.kill('SIGTERM');
     assert.is((await started.exited).code, 0);
   } finally {

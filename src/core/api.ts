@@ -563,6 +563,8 @@ export interface FactoryMethods {
   resetTrigger(id: string): Promise<void>;
   // Harnesses and text generation
   saveHarness(harness: HarnessDefinition): Promise<HarnessDefinition>;
+  /** A generic webhook trigger: POSTs a sample issue to its URL on the webhook server, with its token, as a sender would; `status` is what the server answered (201: a run started). */
+  sendTestEvent(id: string): Promise<TestResult & { status?: number }>;
   deleteHarness(id: string): Promise<void>;
   setHarnessEnabled(id: string, enabled: boolean): Promise<void>;
   detectHarnesses(): Promise<Record<string, HarnessStatus>>;
@@ -642,6 +644,7 @@ export const methods = {
   resetTrigger: any(1),
   saveHarness: any(1),
   deleteHarness: any(1),
+  sendTestEvent: any(1),
   setHarnessEnabled: any(2),
   detectHarnesses: any(0),
   listModels: any(1),

@@ -21,6 +21,10 @@ export interface RemoteStatePort {
 
 export const sessionCookieName = 'factory_session';
 const maxSessions = 200;
+/** How long a one-time sign-in link (`createInvite`) works. */
+export const inviteLifetimeMs = 10 * 60_000;
+/** Live invites kept at most: the oldest goes first. */
+const maxInvites = 20;
 
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
@@ -62,6 +66,11 @@ export function hostName(hostHeader: string | undefined): string | undefined {
   return colon >= 0 ? host.slice(0, colon) : host;
 }
 
+/** A name only this machine reaches: localhost, 127.0.0.0/8, ::1 (a phone cannot open a link to it). */
+export function isLoopbackHost(name: string): boolean {
+  return name === 'localhost' || name === '::1' || /^127\./.test(name);
+}
+
 /**
  * DNS-rebinding defence: a request must name this server by an IP literal, `localhost`, or a
  * host name the user allowed in settings (a tunnel's address).
@@ -90,6 +99,12 @@ export function isSameOrigin(request: IncomingMessage): boolean {
 export type Authentication = { ok: true; by: 'bearer' | 'cookie' } | { ok: false; reason: string };
 
 export class RemoteAuth {
+  /**
+   * One-time sign-in codes (sha256 hex → expiry time), in memory only: an invite lives ten minutes,
+   * so a restart losing them costs one new link, and remote.json never holds a usable code.
+   */
+  private readonly invites = new Map<string, number>();
+
   private constructor(private state: RemoteState, private readonly port: RemoteStatePort, private readonly now: () => number) {}
 
   /** Loads remote.json, or makes a first token and writes it. */
@@ -126,9 +141,29 @@ export class RemoteAuth {
     return this.state.sessions.some((session) => session.hash === hash);
   }
 
-  /** Makes a session for a valid sign-in token; returns its id (the cookie value), or undefined. */
+  /**
+   * A new one-time sign-in code: `signIn` takes it once, within `inviteLifetimeMs`, and makes a
+   * session as the access token does. It is not the access token, so a link shown in a browser
+   * never reveals what signs in for good.
+   */
+  createInvite(): string {
+    const code = newAccessToken();
+    for (const [hash, expires] of this.invites) if (expires <= this.now() || this.invites.size >= maxInvites) this.invites.delete(hash);
+    this.invites.set(sha256(code).toString('hex'), this.now() + inviteLifetimeMs);
+    return code;
+  }
+
+  /** True (and the invite is gone) when `code` is a live invite. */
+  private useInvite(code: string): boolean {
+    const hash = sha256(code).toString('hex');
+    const expires = this.invites.get(hash);
+    this.invites.delete(hash);
+    return expires !== undefined && expires > this.now();
+  }
+
+  /** Makes a session for the access token or a live invite; returns its id (the cookie value), or undefined. */
   async signIn(presentedToken: string): Promise<string | undefined> {
-    if (!secretsEqual(presentedToken, this.state.token)) return undefined;
+    if (!secretsEqual(presentedToken, this.state.token) && !this.useInvite(presentedToken)) return undefined;
     const sessionId = randomBytes(32).toString('base64url');
     const sessions = [...this.state.sessions, { hash: sha256(sessionId).toString('hex'), createdAt: this.now() }].slice(-maxSessions);
     const next = { ...this.state, sessions };
@@ -137,8 +172,9 @@ export class RemoteAuth {
     return sessionId;
   }
 
-  /** A new token; every session ends. */
+  /** A new token; every session and invite ends. */
   async reset(): Promise<void> {
+    this.invites.clear();
     const next = { token: newAccessToken(), sessions: [] };
     await this.port.save(next);
     this.state = next;

@@ -1,7 +1,8 @@
 // Remote access (spec section B): the FactoryApi over HTTP, its events as a server-sent stream,
 // the sign-in link, and the renderer's files, for a browser or a phone.
 //
-//   GET  /pair?t=<token>        sign in: a session cookie, then 303 to /
+//   GET  /pair?t=<token>        sign in (the access token or a one-time invite): a session cookie, then 303 to /
+//   POST /api/pairing-invite    signed in: a one-time sign-in link for another device → {"url", "qrSvg"}
 //   POST /api/call/<method>     body: JSON array of the arguments → {"result": …}
 //   GET  /api/events            server-sent events (every event but `navigate`)
 //   GET  /api/log/<run>/<step>/<attempt>   the whole log of a step attempt as text (`_setup/0`: the setup log)
@@ -20,7 +21,7 @@ import { invokeMethod } from '../api';
 import { ConflictError, FactoryError, errorMessage } from '../core/errors';
 import { encodeQr } from '../core/qr';
 import { qrToSvg } from '../core/qr-svg';
-import { isAllowedHost, sessionCookie, type RemoteAuth } from './auth';
+import { hostName, isAllowedHost, isLoopbackHost, sessionCookie, type RemoteAuth } from './auth';
 import { readJson } from './body';
 import { BadRequestError, ForbiddenError, NotFoundHttpError, UnauthorizedError, sendJson } from './respond';
 import { createRouter, type Route } from './router';
@@ -40,11 +41,26 @@ export interface RemoteOptions {
   allowedHosts: () => readonly string[];
   /** The whole log of a step attempt ('' for setup): its file, or its lines; undefined when there is none. */
   downloadLog?: (runId: string, stepId: string, attempt: number) => Promise<{ path: string } | { lines: string[] } | undefined>;
+  /** The server's public base URL while it listens (RemoteAccess sets it): where invite links point. */
+  publicUrl?: () => string | undefined;
+}
+
+/**
+ * Where an invite link points: the origin this browser reached us by (a tunnel, the LAN address),
+ * unless that is this machine only, which a phone cannot open: then the server's public URL.
+ */
+function inviteBase(request: IncomingMessage, publicUrl: string | undefined): string {
+  const host = request.headers.host ?? '';
+  const origin = request.headers.origin;
+  const sameOrigin = origin === `http://${host}` || origin === `https://${host}`;
+  if (origin && sameOrigin && !isLoopbackHost(hostName(host) ?? '')) return origin;
+  return publicUrl ?? `http://${host}`;
 }
 
 const pairingFailedPage = `<!doctype html><meta charset="utf-8"><title>Factory</title>
 <body style="font:16px system-ui;margin:3em auto;max-width:32em;padding:0 1em">
-<h1>This sign-in link does not work</h1><p>It may be old: the access token changes when it is reset on the desktop.
+<h1>This sign-in link does not work</h1><p>It may be old: the access token changes when it is reset on the desktop,
+and a link made in a browser works once, for ten minutes.
 Open the sign-in link or scan the QR code shown in Factory on the desktop again.</p></body>`;
 
 /** The request handler of the remote access server (exported for tests). */
@@ -69,6 +85,15 @@ export function createRemoteHandler(options: RemoteOptions) {
           return;
         }
         response.writeHead(303, { ...headers, Location: '/', 'Set-Cookie': sessionCookie(sessionId) }).end();
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/api/pairing-invite',
+      handler(request, response) {
+        requireAuth(request);
+        const url = `${inviteBase(request, options.publicUrl?.())}/pair?t=${auth.createInvite()}`;
+        sendJson(response, 200, { url, qrSvg: qrToSvg(encodeQr(url)) });
       },
     },
     {
@@ -146,7 +171,7 @@ export class RemoteAccess {
   constructor(private readonly options: RemoteOptions) {
     this.server = new ManagedServer({
       name: 'Remote access',
-      handler: createRemoteHandler(options),
+      handler: createRemoteHandler({ ...options, publicUrl: () => this.server.url() ?? undefined }),
       publicUrl: (settings, boundUrl) => publicBaseUrl(settings.host, Number(new URL(boundUrl).port)),
       beforeClose: () => options.hub.closeAll(),
     });

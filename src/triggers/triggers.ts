@@ -168,6 +168,30 @@ export class TriggerService {
     await this.records.persist(trigger.id);
   }
 
+  /**
+   * Sends a sample issue to a generic webhook trigger as an outside sender would: an HTTP POST to
+   * its URL on the webhook server, with its token, through the same door and checks as any
+   * delivery. Resolves with what the server answered (201: a run started); only an outside
+   * network's reach is left untested.
+   */
+  async sendTestEvent(id: unknown, webhookUrl: string | null): Promise<TestResult & { status?: number }> {
+    const trigger = this.getTrigger(id);
+    if (trigger.kind !== 'webhook') throw new ConflictError(`Only a generic webhook trigger takes a test event: use Poll now for ${quote(trigger.name)}`);
+    if (!webhookUrl) throw new ConflictError('The webhook server is off: switch it on in Settings to send a test event');
+    const url = `${webhookUrl}/hooks/${encodeURIComponent(trigger.id)}`;
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(trigger.webhookSecret ? { 'X-Factory-Token': trigger.webhookSecret } : {}) },
+        body: JSON.stringify({ title: 'Test event from Factory', key: `TEST-${this.now()}`, description: 'Sent by Send test event on the Triggers screen.' }),
+      });
+      const answer = (await response.json().catch(() => ({}))) as { error?: string };
+      return response.status === 201 ? { ok: true, status: 201 } : { ok: false, status: response.status, error: answer.error ?? `HTTP ${response.status}` };
+    } catch (error) {
+      return { ok: false, error: `The webhook server did not answer at ${webhookUrl}: ${errorMessage(error)}` };
+    }
+  }
+
   // ─── Deliveries ───
 
   /** Handles one request to /hooks/<trigger-id> and says what to answer (spec: webhook tables). */

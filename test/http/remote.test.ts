@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { RemoteAuth, inviteLifetimeMs, type RemoteState } from '../../src/http/auth';
 import { approval, shell, startTestFactory, type TestFactory } from '../helpers/factory';
 import { freePort, send } from '../helpers/net';
 import { connectEventStream } from '../helpers/sse-client';
@@ -256,3 +257,60 @@ pairing('the pairing offers the link, the token and a QR code of the link', asyn
 });
 
 pairing.run();
+
+const invites = suite('one-time sign-in links');
+
+invites('an invite signs in once, not twice, and not after ten minutes; a reset ends it', async () => {
+  let now = 1_000_000;
+  let saved: RemoteState | undefined;
+  const auth = await RemoteAuth.open({ load: async () => saved, save: async (state) => void (saved = state) }, () => now);
+  const once = auth.createInvite();
+  assert.match(once, /^[A-Za-z0-9_-]{43}$/);
+  assert.is.not(once, auth.token, 'not the access token');
+  assert.ok(await auth.signIn(once), 'the first use signs in');
+  assert.is(await auth.signIn(once), undefined, 'the second use does not');
+  assert.not.ok(JSON.stringify(saved).includes(once), 'remote.json never holds an invite');
+  const late = auth.createInvite();
+  now += inviteLifetimeMs;
+  assert.is(await auth.signIn(late), undefined, 'ten minutes later it has expired');
+  const almost = auth.createInvite();
+  now += inviteLifetimeMs - 1;
+  assert.ok(await auth.signIn(almost), 'a millisecond before, it works');
+  const reset = auth.createInvite();
+  await auth.reset();
+  assert.is(await auth.signIn(reset), undefined, 'a token reset ends invites too');
+  assert.ok(await auth.signIn(auth.token), 'the access token still signs in');
+});
+
+invites('POST /api/pairing-invite: signed in and same-origin only; its link signs a browser in once', async () => {
+  const port = await freePort();
+  const factory = await startTestFactory({ overrides: { remoteAccess: { enabled: true, port } } });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    const token = new URL(factory.remote.pairingLink()!).searchParams.get('t')!;
+    const invite = (headers: Record<string, string> = {}) => send(`${base}/api/pairing-invite`, { method: 'POST', headers });
+    assert.is((await invite()).status, 401, 'not signed in');
+    const cookie = await pair(base, token);
+    assert.is((await invite({ Cookie: cookie })).status, 401, 'a cookie without Origin');
+    assert.is((await invite({ Cookie: cookie, Origin: 'http://127.0.0.1:9' })).status, 401, 'a cookie from a foreign origin');
+    assert.is((await invite({ Cookie: cookie, Origin: base, 'Sec-Fetch-Site': 'cross-site' })).status, 401, 'a cross-site request');
+    assert.is((await invite({ Cookie: cookie, Origin: base, Host: 'evil.example.com' })).status, 403, 'a foreign Host');
+    assert.is((await send(`${base}/api/pairing-invite`, { headers: { Cookie: cookie } })).status, 404, 'GET is not a route');
+    const answer = await invite({ Cookie: cookie, Origin: base });
+    assert.is(answer.status, 200);
+    const { url, qrSvg } = answer.json() as { url: string; qrSvg: string };
+    assert.match(url, new RegExp(`^${base}/pair\\?t=[A-Za-z0-9_-]{43}$`), 'this server, as the browser reaches it');
+    assert.not.ok(url.includes(token), 'the access token is not in the link');
+    assert.match(qrSvg, /^<svg /);
+    const first = await send(url);
+    assert.is(first.status, 303, 'the link signs in');
+    const session = String(first.headers['set-cookie']).split(';')[0]!;
+    assert.is((await call(base, 'snapshot', [], { Cookie: session, Origin: base })).status, 200, 'with a session of its own');
+    assert.is((await send(url)).status, 401, 'but only once');
+    assert.is((await invite(bearer(token))).status, 200, 'the access token may ask too');
+  } finally {
+    await factory.close();
+  }
+});
+
+invites.run();

@@ -8,6 +8,7 @@ import type { DeliveryAnswer, IncomingWebhook } from '../../src/api';
 type WebhookDelivery = IncomingWebhook & { triggerId: string };
 type WebhookAnswer = DeliveryAnswer;
 import { WebhookServer, webhookBodyLimit } from '../../src/http/webhooks';
+import { startTestFactory } from '../helpers/factory';
 import { floodChunked, freePort, rawConnection, send, withTimeout } from '../helpers/net';
 
 const webhooks = suite('webhooks');
@@ -301,3 +302,34 @@ webhooks('a port out of range is reported, not thrown', async () => {
 });
 
 webhooks.run();
+
+const testEvent = suite('send test event');
+
+/** The message `promise` rejects with (fails when it resolves). */
+async function rejection(promise: Promise<unknown>): Promise<string> {
+  return promise.then(() => assert.unreachable('it resolved'), (error: Error) => error.message) as Promise<string>;
+}
+
+testEvent('a test event goes through the webhook server with the trigger\'s token and starts a run', async () => {
+  const port = await freePort();
+  const factory = await startTestFactory();
+  try {
+    const pipeline = (await factory.api.snapshot()).pipelines[0]!;
+    const trigger = await factory.api.saveTrigger({ name: 'Hook', kind: 'webhook', enabled: true, pipelineId: pipeline.id });
+    assert.match(await rejection(factory.api.sendTestEvent(trigger.id)), /The webhook server is off/);
+    await factory.api.saveSettings({ webhookServer: { enabled: true, port } });
+    assert.equal(await factory.api.sendTestEvent(trigger.id), { ok: true, status: 201 });
+    const [entry] = (await factory.api.snapshot()).triggerStates[trigger.id]!.ledger;
+    assert.is(entry!.source, 'webhook', 'the ledger records it as a webhook delivery');
+    assert.match(entry!.decision, /^started run_/);
+    const run = (await factory.api.snapshot()).runs.find((candidate) => candidate.id === entry!.runId)!;
+    assert.is(run.issue!.title, 'Test event from Factory');
+    await factory.api.saveTrigger({ ...trigger, enabled: false });
+    assert.equal(await factory.api.sendTestEvent(trigger.id), { ok: false, status: 409, error: 'trigger disabled' }, 'the server\'s answer, as a sender gets it');
+    assert.match(await rejection(factory.api.sendTestEvent('trg_missing')), /No trigger with id/);
+  } finally {
+    await factory.close();
+  }
+});
+
+testEvent.run();
