@@ -30,6 +30,23 @@ export function processOutcome(result: ProcessResult, timeoutMs: number, lastErr
   return { ...base, status: 'failed', error: `Exited with code ${result.exitCode}${detail}` };
 }
 
+/** The longest value the echoed command shows; longer ones are cut, with `…`. */
+const shownValueLength = 200;
+
+/**
+ * The command as it runs, for the log: each `${FACTORY_T…}` reference of a rendered command shows
+ * its value (`values`, renderShellCommand's env), a value that is or holds one of `secrets` as
+ * `***`, a value over 200 characters cut with `…`. For reading only: the shell never sees it.
+ */
+export function commandAsRun(command: string, values: Record<string, string>, secrets: readonly string[]): string {
+  return command.replace(/\$\{(FACTORY_T\d+)\}/g, (reference, name: string) => {
+    const value = values[name];
+    if (value === undefined) return reference;
+    if (secrets.some((secret) => secret !== '' && (value === secret || (secret.length >= 8 && value.includes(secret))))) return '***';
+    return value.length > shownValueLength ? `${value.slice(0, shownValueLength)}…` : value;
+  });
+}
+
 export function createShellRunner(run: (options: RunProcessOptions) => Promise<ProcessResult> = runProcess): StepRunner {
   return async (attempt) => {
     const step = attempt.step as ShellStep;
@@ -58,7 +75,7 @@ export function createShellRunner(run: (options: RunProcessOptions) => Promise<P
     }
     if (prefix.length > 0) command = `${prefix.join('\n')}\n${command}`;
 
-    attempt.log(`$ ${step.command}`, 'info');
+    attempt.log(`$ ${commandAsRun(rendered.command, rendered.env, attempt.secrets)}`, 'info');
     let errorTail = Buffer.alloc(0);
     try {
       const result = await run({

@@ -1,10 +1,12 @@
 // A log of any size, read a page at a time. The view holds a window of consecutive lines (at most
 // `maxLines`, each with its number `n` in the log) and renders all of it. At the tail, live lines are
-// appended once per animation frame while the reader follows (after a flood's marker the tail is
-// read again, for the lines' true numbers). Scrolling to the top (or "Load
-// earlier") reads the page before the window; scrolling to the bottom of a window away from the tail
-// reads the page after it, and rejoins the tail at the end. Every change keeps the line the reader
-// looks at where it was. Every line goes in through textContent.
+// appended once per animation frame while the reader follows: lines of a step attempt come with
+// their numbers, so those the window holds are dropped exactly (the setup log's come without, and
+// are matched with the last read by their text); after a flood's marker the tail is read again.
+// Each line shows its number (a click on it links to it) and, on request, its time. Scrolling to
+// the top (or "Load earlier") reads the page before the window; scrolling to the bottom of a
+// window away from the tail reads the page after it, and rejoins the tail at the end. Every change
+// keeps the line the reader looks at where it was. Every line goes in through textContent.
 //
 // Search runs on the server over the whole log, for small logs too: one code path, and the window
 // may hold only part of even a small log once live lines pushed its start out. Each match is shown
@@ -32,6 +34,8 @@ export interface LogViewOptions {
   readTail(): void;
   /** Called when the reader scrolls away from the end (follow switches off) or back to it. */
   onFollowChange?(follow: boolean): void;
+  /** Called when the reader clicks a line's number: a link to it. */
+  onLineLink?(n: number): void;
 }
 
 export class LogView {
@@ -56,6 +60,14 @@ export class LogView {
   private atTail = false;
   private follow = true;
   private pending: LogLine[] = [];
+  /** A tail read is under way: live lines wait for it instead of being dropped. */
+  private tailReading = true;
+  /** Lines a flood's markers skipped since the last numbered line (numbers on un-numbered lines). */
+  private skippedLive = 0;
+  /** Until then, live lines without numbers are matched with the last tail read by their text. */
+  private matchUntil = 0;
+  /** The line linked to (`#L120`), marked. */
+  private target: number | undefined;
   private frame = 0;
   private tailTimer: ReturnType<typeof setTimeout> | undefined;
   private loading = false;
@@ -77,6 +89,15 @@ export class LogView {
     this.element = h('div', { class: 'log-view' }, this.problem, this.output);
     this.searchControls = h('span', { class: 'log-search' }, this.searchInput, this.earlierMatch, this.laterMatch, this.matchCount);
     this.output.addEventListener('scroll', () => this.onScroll());
+    // The number is drawn before the line (CSS, from data-n): a click on it, left of the text, links to the line.
+    this.body.addEventListener('click', (event) => {
+      const row = (event.target as HTMLElement).closest<HTMLElement>('.log-line[data-n]');
+      if (!row || event.clientX - row.getBoundingClientRect().left > parseFloat(getComputedStyle(row, '::before').width)) return;
+      this.body.querySelector('.log-target')?.classList.remove('log-target');
+      row.classList.add('log-target');
+      this.target = Number(row.dataset.n);
+      this.options.onLineLink?.(this.target);
+    });
     this.searchInput.addEventListener('input', () => {
       clearTimeout(this.searchTimer);
       this.searchTimer = setTimeout(() => void this.search(), 300);
@@ -94,7 +115,7 @@ export class LogView {
   reset(emptyText: string): void {
     this.generation += 1;
     this.cancelFrame();
-    Object.assign(this, { lines: [], nextN: 1, atTail: false, follow: true, pending: [], loading: false, emptyText, query: '', matches: [], matchesBefore: 0, hit: -1 });
+    Object.assign(this, { lines: [], nextN: 1, atTail: false, follow: true, pending: [], tailReading: true, target: undefined, loading: false, emptyText, query: '', matches: [], matchesBefore: 0, hit: -1 });
     this.options.onFollowChange?.(true);
     this.problem.hidden = true;
     this.renderCount();
@@ -109,8 +130,9 @@ export class LogView {
     this.problem.hidden = true;
     let joined = true;
     this.update(() => (joined = this.place(lines, this.follow || this.lines.length === 0 ? 'replace' : 'join')));
-    this.atTail = joined;
+    Object.assign(this, { atTail: joined, tailReading: false, skippedLive: 0, matchUntil: Date.now() + 3000 });
     this.renderRows();
+    if (this.pending.length > 0) this.flush();
     if (this.follow) this.scrollToEnd();
     this.onScroll(); // a reader who came back to the end follows again
     if (this.searchInput.value.trim() && !this.query) void this.search();
@@ -127,13 +149,29 @@ export class LogView {
     this.output.classList.toggle('wrap', wrap);
   }
 
+  /** Shows each line's time (of its block, for lines read from disk) beside its number. */
+  setTimes(times: boolean): void {
+    this.output.classList.toggle('times', times);
+  }
+
+  /** Marks line `n` (a link to it) and shows it in the middle of the view; following stops. */
+  goToLine(n: number): Promise<void> {
+    this.target = n;
+    return this.reveal(n, this.searches);
+  }
+
   /** Follows the tail (reading it again when the window is elsewhere), or stops. */
   setFollow(follow: boolean, announce = false): void {
     this.follow = follow;
     if (announce) this.options.onFollowChange?.(follow);
     if (!follow) return;
     if (this.atTail) this.scrollToEnd();
-    else this.options.readTail();
+    else this.readTail();
+  }
+
+  private readTail(): void {
+    this.tailReading = true;
+    this.options.readTail();
   }
 
   setEmptyText(text: string): void {
@@ -143,6 +181,7 @@ export class LogView {
 
   /** Shows why a read failed (in the view, above the lines). */
   showProblem(message: string): void {
+    this.tailReading = false;
     this.problem.hidden = false;
     this.problem.textContent = message;
   }
@@ -230,20 +269,38 @@ export class LogView {
     this.earlierRow.hidden = earlier <= 0;
     this.earlierText.textContent = `… ${earlier.toLocaleString()} earlier ${earlier === 1 ? 'line' : 'lines'}${this.loading ? ', loading…' : ''}`;
     this.laterRow.hidden = this.atTail || this.lines.length === 0;
+    this.output.style.setProperty('--digits', String(Math.max(3, String(this.nextN).length)));
   }
 
-  /** Live lines: numbered on from the window (a marker line counts the lines it stands for). */
+  /**
+   * Live lines: those the window holds are dropped (by number, or for lines without one while the
+   * last read is fresh, by text), the others numbered on from the window (past what a marker skipped).
+   */
   private flush(): void {
     this.frame = 0;
-    const pending = this.pending;
-    this.pending = [];
     // A reader who scrolled up keeps the lines they read; the tail is read again when they come back.
     if (this.atTail && !this.follow) this.atTail = false;
-    if (!this.atTail) return this.renderRows();
-    // Lines after a marker are numbered by its count, which may include lines already shown: the
-    // tail is read again (at most once a second) for their true numbers.
-    if (pending.some((line) => line.skipped)) this.tailTimer ??= setTimeout(() => ((this.tailTimer = undefined), this.follow && this.atTail && this.options.readTail()), 1000);
-    const batch = pending.map((line) => (line.skipped ? ((this.nextN += line.skipped), line) : { ...line, n: this.nextN++ }));
+    if (!this.atTail) {
+      this.pending = this.tailReading ? this.pending.slice(-maxLines) : [];
+      return this.renderRows();
+    }
+    let pending = this.pending;
+    this.pending = [];
+    if (Date.now() < this.matchUntil && pending.every((line) => line.n === undefined) && (pending = linesAfter(this.lines, pending)).length > 0) this.matchUntil = 0;
+    const batch: LogLine[] = [];
+    for (const line of pending) {
+      if (line.skipped) {
+        this.skippedLive += line.skipped;
+        batch.push(line);
+      } else if (line.n === undefined || line.n >= this.nextN) {
+        const n = line.n ?? this.nextN + this.skippedLive;
+        batch.push({ ...line, n });
+        [this.nextN, this.skippedLive] = [n + 1, 0];
+      }
+    }
+    if (batch.length === 0) return;
+    // A marker leaves a gap: the tail is read again (at most once a second) to close it.
+    if (batch.some((line) => line.skipped)) this.tailTimer ??= setTimeout(() => ((this.tailTimer = undefined), this.follow && this.atTail && this.readTail()), 1000);
     const all = this.lines.concat(batch);
     let cut = Math.max(0, all.length - maxLines);
     while (cut < all.length && all[cut]!.n === undefined) cut++;
@@ -281,7 +338,7 @@ export class LogView {
     this.loading = false;
     if (!lines || this.nextN !== before - pageLines) return;
     this.update(() => this.place(lines));
-    if ((lines.at(-1)?.n ?? 0) < before - 1) this.options.readTail();
+    if ((lines.at(-1)?.n ?? 0) < before - 1) this.readTail();
   }
 
   /** Reads the last matches of the query on the server, then shows the last one. */
@@ -320,6 +377,11 @@ export class LogView {
     if (n === undefined) return this.renderCount();
     this.hit = index;
     this.renderCount();
+    await this.reveal(n, asked);
+  }
+
+  /** Shows line `n` in the middle of the view, reading the lines around it when the window does not hold them. */
+  private async reveal(n: number, asked: number): Promise<void> {
     if (this.follow) this.setFollow(false, true);
     if (!(n >= (this.lines[0]?.n ?? Infinity) && n < this.nextN)) {
       const context = await this.read({ before: n + contextLines / 2, limit: contextLines });
@@ -340,8 +402,10 @@ export class LogView {
 
   private lineElement(line: LogLine): HTMLElement {
     const element = document.createElement('div');
-    element.className = `log-line${line.stream === 'err' ? ' err' : line.stream === 'info' ? ' info' : ''}${line.n !== undefined && line.n === this.matches[this.hit] ? ' log-hit' : ''}`;
-    if (line.ts) element.title = new Date(line.ts).toLocaleTimeString();
+    const marked = line.n === undefined ? '' : line.n === this.matches[this.hit] ? ' log-hit' : line.n === this.target ? ' log-target' : '';
+    element.className = `log-line${line.stream === 'err' ? ' err' : line.stream === 'info' ? ' info' : ''}${marked}`;
+    if (line.n !== undefined) element.dataset.n = String(line.n);
+    if (line.ts) element.dataset.time = new Date(line.ts).toTimeString().slice(0, 8);
     const lower = this.query ? line.line.toLowerCase() : '';
     if (!this.query || !lower.includes(this.query)) {
       element.textContent = line.line || '\u200b';
@@ -372,13 +436,13 @@ export class LogView {
 }
 
 /**
- * The live lines that a freshly read log does not already hold. A line is written to disk before
- * its `logs` event goes out (about 80 ms later), and an event may even arrive after a read that
- * holds all of it: the first live lines after a read may repeat lines of the read, after a marker
- * for lines the feed skipped. `live` is every live line since the read began, in order. Lines are
- * matched by their text and stream (a line on disk has the time of its block, not its own).
+ * The live lines without numbers (the setup log's) that a fresh read does not already hold. A line
+ * is written to disk before its `logs` event goes out (about 80 ms later), and an event may even
+ * arrive after a read that holds all of it: the first live lines after a read may repeat lines of
+ * the read, after a marker for lines the feed skipped. `live` is the live lines since the read, in
+ * order. Lines are matched by their text and stream (a line on disk has its block's time).
  */
-export function linesAfter(read: readonly LogLine[], live: readonly LogLine[]): LogLine[] {
+function linesAfter(read: readonly LogLine[], live: readonly LogLine[]): LogLine[] {
   const same = (a: LogLine, b: LogLine) => a.line === b.line && a.stream === b.stream;
   /** Whether live[liveEnd] is read[readEnd], the lines before them agreeing back to the start of either or to a marker. */
   const agree = (liveEnd: number, readEnd: number) => {

@@ -1,12 +1,31 @@
-// The Projects screen: the folders pipelines run in. A list (edit, delete) and one form that adds
-// a project or edits the chosen one. The view owns the DOM; the controller joins it to the API.
+// The Projects screen: the folders pipelines run in. A list (edit, delete, open the folder) with the
+// run branches each project's repository keeps (work found on no other branch, from runs whose
+// worktree is gone), and one form that adds a project or edits the chosen one. The view owns the
+// DOM; the controller joins it to the API.
 
-import type { Project, ProjectInput } from '../../src/core/api';
+import type { Project, ProjectInput, RunBranch } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
-import { h, replace } from '../dom';
+import { h, replace, timeElement } from '../dom';
 import { checkbox, clearFieldErrors, field, parseIssues, showFieldError, textInput, withBusy } from './form';
 
 const projectFields = ['name', 'path', 'worktrees', 'setupCommand', 'id'] as const;
+
+const commits = (count: number) => `${count} commit${count === 1 ? '' : 's'}`;
+
+/** A project's kept run branches (or why they could not be listed), with their actions. */
+function branchList(branches: RunBranch[] | string | undefined): HTMLElement | null {
+  if (typeof branches === 'string') return h('p', { class: 'field-error' }, `Could not list the run branches: ${branches}`);
+  if (!branches?.length) return null;
+  const merged = branches.filter((branch) => branch.ahead === 0).length;
+  return h('div', { class: 'run-branches', 'data-test': 'run-branches' },
+    h('h3', {}, 'Kept run branches'),
+    h('ul', {}, branches.map((branch) => h('li', { 'data-branch': branch.branch },
+      h('code', {}, branch.branch),
+      h('span', { class: 'meta' }, branch.runTitle ? h('a', { href: `#/runs/${encodeURIComponent(branch.runId)}` }, branch.runTitle) : 'run deleted',
+        ` · ${branch.ahead ? `${commits(branch.ahead)} on no other branch` : 'merged'} · last commit `, timeElement(branch.lastCommitAt), branch.pushed ? ' · pushed' : ' · not pushed'),
+      h('button', { type: 'button', class: 'danger', 'data-action': 'delete-branch', 'aria-label': `Delete ${branch.branch}` }, 'Delete')))),
+    merged ? h('button', { type: 'button', 'data-action': 'delete-merged' }, `Delete merged branches (${merged})`) : null);
+}
 
 class ProjectsView {
   readonly element: HTMLElement;
@@ -36,7 +55,7 @@ class ProjectsView {
     this.element = h('section', { class: 'page projects-page' }, h('h1', {}, 'Projects'), this.empty, this.list, this.form);
   }
 
-  renderList(projects: Project[], pipelineCounts: Map<string, number>): void {
+  renderList(projects: Project[], pipelineCounts: Map<string, number>, branches: Map<string, RunBranch[] | string>, desktop: boolean): void {
     this.empty.hidden = projects.length > 0;
     this.list.hidden = projects.length === 0;
     replace(this.list, projects.map((project) => {
@@ -48,8 +67,10 @@ class ProjectsView {
           h('span', { class: 'meta' },
             `${count} pipeline${count === 1 ? '' : 's'} · ${project.worktrees ? 'git worktree per run' : 'runs in the folder'}`,
             project.setupCommand ? ' · setup: ' : '', project.setupCommand ? h('code', {}, project.setupCommand) : null),
-          h('p', { class: 'field-error row-error', role: 'alert', hidden: true })),
+          h('p', { class: 'field-error row-error', role: 'alert', hidden: true }),
+          branchList(branches.get(project.id))),
         h('div', { class: 'row-actions' },
+          desktop ? h('button', { type: 'button', 'data-action': 'open', 'aria-label': `Open the folder of ${project.name}` }, 'Open folder') : null,
           h('button', { type: 'button', 'data-action': 'edit', 'aria-label': `Edit ${project.name}` }, 'Edit'),
           h('button', { type: 'button', class: 'danger', 'data-action': 'delete', 'aria-label': `Delete ${project.name}` }, 'Delete')));
     }));
@@ -98,11 +119,29 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
   let editingId = '';
 
   const projects = () => context.state.snapshot?.projects ?? [];
+  // Run branches per project, read again when the projects or the runs' worktrees change.
+  const branches = new Map<string, RunBranch[] | string>();
+  let branchesFor = '';
   const render = () => {
     const counts = new Map<string, number>();
     for (const pipeline of context.state.snapshot?.pipelines ?? []) counts.set(pipeline.projectId, (counts.get(pipeline.projectId) ?? 0) + 1);
-    view.renderList(projects(), counts);
+    view.renderList(projects(), counts, branches, context.desktop);
+    const runs = context.state.snapshot?.runs ?? [];
+    const key = JSON.stringify([projects().map((project) => project.id), runs.map((run) => [run.id, run.branch, Boolean(run.workspace)])]);
+    if (key !== branchesFor) {
+      branchesFor = key;
+      void loadBranches();
+    }
   };
+  async function loadBranches(): Promise<void> {
+    // A branch whose run still has its worktree is in use, not kept.
+    const inUse = new Set((context.state.snapshot?.runs ?? []).filter((run) => run.workspace).map((run) => run.id));
+    await Promise.all(projects().map(async (project) => {
+      const listed = await context.api.listRunBranches(project.id).catch(errorText);
+      branches.set(project.id, typeof listed === 'string' ? listed : listed.filter((branch) => !inUse.has(branch.runId)));
+    }));
+    render();
+  }
 
   const edit = (project: Project | undefined) => {
     editingId = project?.id ?? '';
@@ -117,6 +156,23 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
     const project = projects().find((candidate) => candidate.id === row.dataset.id);
     if (!project) return;
     if (button.dataset.action === 'edit') edit(project);
+    if (button.dataset.action === 'open') context.api.openPath(project.path).catch((failure) => context.toast(errorText(failure), 'error'));
+    const kept = branches.get(project.id);
+    const listed = Array.isArray(kept) ? kept : [];
+    const branch = button.dataset.action === 'delete-branch' ? listed.find((candidate) => candidate.branch === button.closest<HTMLElement>('[data-branch]')?.dataset.branch) : undefined;
+    const merged = button.dataset.action === 'delete-merged' ? listed.filter((candidate) => candidate.ahead === 0).length : 0;
+    if (branch || merged) {
+      const question = branch ? `Delete the branch ${branch.branch}? ${branch.ahead ? `${commits(branch.ahead)} found on no other branch will be lost.` : 'Its commits are all on other branches: nothing is lost.'}`
+        : `Delete ${merged} run branch${merged === 1 ? '' : 'es'} whose commits are all on other branches? Nothing is lost.`;
+      if (!confirm(question)) return;
+      try {
+        const deleted = await withBusy(button, 'Deleting…', () => context.api.deleteRunBranches(project.id, branch?.branch ?? 'merged'));
+        context.toast(deleted.length === 1 ? `Deleted ${deleted[0]}` : `Deleted ${deleted.length} branches`);
+      } catch (failure) {
+        context.toast(errorText(failure), 'error');
+      }
+      await loadBranches();
+    }
     if (button.dataset.action === 'delete') {
       if (!confirm(`Delete the project “${project.name}”? Its folder is not touched.`)) return;
       const error = row.querySelector<HTMLElement>('.row-error')!;

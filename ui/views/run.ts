@@ -1,15 +1,17 @@
-// The Run screen: one run's header and actions, its steps as a timeline, and the selected step's
-// log (or, for an approval step that waits, the card to decide on it).
+// The Run screen: one run's header and actions, the card to decide on an approval step that waits
+// (always first, whatever step is selected), its steps as a timeline, and the selected step's log.
+// `#/runs/<id>?step=<step>&attempt=<n>#L<line>` links to a line of a step attempt's log (step ''
+// is the setup log); a click on a line's number sets it.
 //
 // View: `RunView` owns the DOM. Controller: `runScreen` reads the full run with `getRun`, reads it
 // again (at most every 300 ms) when the slim run in the snapshot changes, and follows the live
 // log lines of the selected step attempt.
 
-import type { ApprovalChoices, LogLine, LogPage, Run, RunStatus, StepRun } from '../../src/core/api';
+import type { ApprovalChoices, LogPage, Run, RunStatus, StepRun } from '../../src/core/api';
 import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, type ScreenFactory } from '../app';
-import { duration, h, replace, timeElement } from '../dom';
-import { glyphElement, LogView, linesAfter, type LogViewOptions } from './log-view';
-import { runDuration, runTitle, statusPill } from './runs';
+import { duration, h, relativeTime, replace, timeElement } from '../dom';
+import { glyphElement, LogView, type LogViewOptions } from './log-view';
+import { runTitle, statusPill } from './runs';
 
 const finished: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled', 'rejected'];
 const cancellable: readonly RunStatus[] = ['queued', 'running', 'waiting'];
@@ -18,7 +20,9 @@ const refetchInterval = 300;
 /** The setup log is selected with this step id, as in LogLine. */
 const setupStepId = '';
 
-let wrapLines = false;
+/** The reader's choices, kept while the app runs: lines wrap by default on a phone. */
+let wrapChoice: boolean | undefined;
+let showTimes = false;
 
 interface Selection {
   stepId: string;
@@ -40,11 +44,47 @@ function usageText(step: StepRun): string[] {
   return parts;
 }
 
-/** The step's running time: live (data-started) while it runs. */
-function stepDurationElement(step: StepRun): HTMLElement | null {
-  if (!step.startedAt) return null;
-  if (step.finishedAt) return h('span', {}, duration(step.finishedAt - step.startedAt));
-  return h('span', { class: 'live-duration', 'data-started': step.startedAt }, duration(Date.now() - step.startedAt));
+/** How long a step took, or has taken so far (the end of its run, for one that never finished). */
+function stepTime(run: Run, step: StepRun, now = Date.now()): number {
+  return step.startedAt ? (step.finishedAt ?? run.finishedAt ?? now) - step.startedAt : 0;
+}
+
+/** A duration; `live` ones tick (data-started) in the screen's ticker. */
+function durationElement(elapsed: number, live: boolean): HTMLElement {
+  return h('span', live ? { class: 'live-duration', 'data-started': Date.now() - elapsed } : {}, duration(elapsed));
+}
+
+/** A problem in words, with what to do: a link, or the step whose log shows why ('' the setup log). */
+interface Problem {
+  text: string;
+  link?: [href: string, text: string];
+  stepId?: string;
+}
+
+/** Text for people: `code` marks become quotes. */
+const plain = (text: string) => text.replace(/`([^`]*)`/g, '“$1”').replace(/\.$/, '');
+
+function stepProblem(name: string, error: string): Problem {
+  const harness = /^(.+?) is not installed:(?:.*install it with `([^`]+)`)?/.exec(error);
+  const link: Problem['link'] = /harness/i.test(error) || harness ? ['#/harnesses', 'Harnesses'] : undefined;
+  if (harness) return { text: `${harness[1]} is not installed: install it${harness[2] ? ` (${harness[2]})` : ''} or pick another harness in the pipeline.`, link };
+  return { text: `“${name}” failed: ${plain(error).replace(/^[A-Z](?=[a-z])/, (letter) => letter.toLowerCase())}. Its log shows why; Retry runs it again.`, link };
+}
+
+/** Why a run ended badly, said once (the failed step's pane does not repeat it). */
+function runProblem(run: Run): Problem | undefined {
+  const error = run.error;
+  const name = (id: string) => run.steps.find((step) => step.id === id)?.name ?? id;
+  if (!error) return undefined;
+  const failed = /^Step `([^`]+)` failed: ([\s\S]*)$/.exec(error);
+  // A step whose harness cannot run printed nothing: no log to show, the link says where to go.
+  const problem = failed && stepProblem(name(failed[1]!), failed[2]!);
+  if (problem) return problem.link ? problem : { ...problem, stepId: failed![1]! };
+  const rejected = /^Rejected at step `([^`]+)`/.exec(error);
+  if (rejected) return { text: `Rejected at “${name(rejected[1]!)}”.` };
+  if (error.startsWith('Setup failed: ')) return { text: `The setup failed: ${plain(error.slice(14))}.`, stepId: setupStepId };
+  if (error === 'interrupted') return { text: 'Factory stopped while this run was running: retry it.' };
+  return { text: `${plain(error)}.` };
 }
 
 class RunView {
@@ -52,12 +92,13 @@ class RunView {
   readonly title = h('h1', { class: 'run-title', 'data-test': 'run-title' });
   readonly meta = h('div', { class: 'run-meta' });
   readonly actions = h('div', { class: 'run-actions', role: 'group', 'aria-label': 'Run actions' });
-  readonly runError = h('p', { class: 'run-error', role: 'alert', hidden: true });
+  readonly runError = h('p', { class: 'run-error', role: 'alert', 'data-test': 'run-error', hidden: true });
   readonly timeline = h('ol', { class: 'timeline', 'aria-label': 'Steps' });
   readonly paneTitle = h('h2', { class: 'pane-title' });
   readonly attemptSelect = h('select', { 'aria-label': 'Attempt', 'data-test': 'attempt' });
   readonly followBox = h('input', { type: 'checkbox', checked: true, 'data-test': 'follow' });
   readonly wrapBox = h('input', { type: 'checkbox', 'data-test': 'wrap' });
+  readonly timesBox = h('input', { type: 'checkbox', 'data-test': 'times' });
   /** "Download log" (remote access) or "Show log file" (desktop). */
   readonly logFile: HTMLAnchorElement | HTMLButtonElement;
   readonly logToolbar: HTMLElement;
@@ -71,9 +112,9 @@ class RunView {
     this.logFile = web ? h('a', { class: 'button', download: '', 'data-test': 'log-download' }, 'Download log')
       : h('button', { type: 'button', 'data-test': 'log-file', onclick: showLogFile }, 'Show log file');
     this.logToolbar = h('div', { class: 'toolbar log-toolbar' },
-      this.attemptSelect,
       h('label', { class: 'log-check' }, this.followBox, 'Follow'),
       h('label', { class: 'log-check' }, this.wrapBox, 'Wrap lines'),
+      h('label', { class: 'log-check' }, this.timesBox, 'Times'),
       this.logView.searchControls,
       this.logFile);
     const header = h('header', { class: 'run-header' },
@@ -81,24 +122,31 @@ class RunView {
       this.actions);
     this.body = h('div', { class: 'run-body' },
       h('nav', { class: 'run-steps', 'aria-label': 'Steps of this run' }, this.timeline),
-      h('section', { class: 'run-pane', 'aria-labelledby': 'pane-title' }, this.paneTitle, this.approvalHost, this.notices, this.logToolbar, this.logView.element));
+      h('section', { class: 'run-pane', 'aria-labelledby': 'pane-title' }, h('div', { class: 'pane-head' }, this.paneTitle, this.attemptSelect), this.notices, this.logToolbar, this.logView.element));
     this.paneTitle.id = 'pane-title';
-    this.element = h('section', { class: 'page run-page' }, header, this.runError, this.body);
+    this.element = h('section', { class: 'page run-page' }, header, this.runError, this.approvalHost, this.body);
   }
 
-  renderHeader(run: Run, link: (url: string | undefined, text: string) => HTMLElement): void {
+  /** `showStep` selects a step (the one a problem is about). */
+  renderHeader(run: Run, link: (url: string | undefined, text: string) => HTMLElement, showStep: (stepId: string) => void): void {
     this.title.textContent = runTitle(run);
     const issue = run.issue;
     const key = issue?.key || /^https?:\/\//i.test(issue?.url ?? '') ? link(issue!.url, issue!.key || 'Issue') : null;
-    const runTime = runDuration(run);
+    // The steps' times added up: a retried run does not count the idle time before its retry.
+    const elapsed = run.steps.reduce((sum, step) => sum + stepTime(run, step), 0);
+    const live = !run.finishedAt && run.steps.some((step) => step.startedAt && !step.finishedAt);
     replace(this.meta,
       statusPill(run.status, { 'data-test': 'run-status' }),
       key,
       h('a', { href: `#/pipelines/${encodeURIComponent(run.pipelineId)}`, class: 'meta' }, run.pipelineName),
-      h('span', { class: 'meta' }, 'started ', timeElement(run.startedAt ?? run.createdAt)),
-      runTime ? h('span', { class: `meta${run.finishedAt ? '' : ' live-duration'}`, ...(run.finishedAt ? {} : { 'data-started': run.startedAt }) }, runTime) : null);
-    this.runError.hidden = !run.error;
-    this.runError.textContent = run.error ?? '';
+      h('span', { class: 'meta' }, 'Started ', timeElement(run.startedAt ?? run.createdAt)),
+      run.startedAt ? h('span', { class: 'meta', 'data-test': 'run-duration', title: 'The time its steps took' }, 'Duration ', durationElement(elapsed, live)) : null,
+      run.branch && !run.workspace ? h('span', { class: 'meta run-branch', 'data-test': 'run-branch' }, 'Its worktree was removed; its work is on branch ', h('code', {}, run.branch), ': a retry makes the worktree again from it.') : null);
+    const problem = runProblem(run);
+    this.runError.hidden = !problem;
+    this.runError.className = `run-error status-${run.status}`;
+    replace(this.runError, problem?.text, problem?.link ? [' ', h('a', { href: problem.link[0] }, problem.link[1])] : null,
+      problem?.stepId !== undefined ? [' ', h('button', { type: 'button', onclick: () => showStep(problem.stepId!) }, problem.stepId ? 'Show its log' : 'Show the setup log')] : null);
   }
 
   renderTimeline(run: Run, selectedStepId: string): void {
@@ -111,7 +159,7 @@ class RunView {
       const label = statusLabel(step.status);
       const details: (string | HTMLElement | null)[] = [label.text];
       if (step.attempt > 1) details.push(`attempt ${step.attempt}`);
-      details.push(stepDurationElement(step));
+      details.push(step.startedAt ? durationElement(stepTime(run, step), !step.finishedAt && !run.finishedAt) : null);
       details.push(...usageText(step));
       const meta = h('span', { class: 'meta step-meta' });
       details.filter((part) => part !== null && part !== '').forEach((part, index) => {
@@ -138,17 +186,19 @@ class RunView {
       replace(this.attemptSelect, options);
     }
     this.attemptSelect.value = String(Math.max(shown, 1));
-    this.attemptSelect.disabled = latest <= 1;
   }
 
   /** What the pane says above the log: the step's error, a past decision, the agent's prompt. */
   renderNotices(run: Run, step: StepRun | undefined, choices: ApprovalChoices | undefined): void {
     // Rebuilt only when its content changes, so an opened "Prompt" stays open.
-    const key = JSON.stringify([step?.id, step?.status, step?.error, step?.approval, step?.prompt?.length, step?.systemPrompt?.length, step ? '' : run.workspace]);
+    // A step whose failure ended the run: the header says so, once.
+    const error = step?.error && !run.error?.startsWith(`Step \`${step.id}\` failed:`) ? stepProblem(step.name, step.error) : undefined;
+    const key = JSON.stringify([step?.id, step?.status, error, step?.approval, step?.prompt?.length, step?.systemPrompt?.length, step ? '' : run.workspace]);
     if (this.notices.dataset.key === key) return;
     this.notices.dataset.key = key;
     const notices: HTMLElement[] = [];
-    if (step?.error) notices.push(h('p', { class: 'pane-note pane-note-error', role: 'note' }, step.error));
+    if (error) notices.push(h('p', { class: 'pane-note pane-note-error', role: 'note' }, error.text, error.link ? [' ', h('a', { href: error.link[0] }, error.link[1])] : null));
+    if (step?.status === 'waiting') notices.push(h('p', { class: 'meta' }, 'Waiting for a decision: the card above.'));
     if (step?.approval) {
       const approval = step.approval;
       const chosen = (approval.selected ?? []).map((id) => choices?.options[Number(id) - 1] ?? id);
@@ -221,28 +271,33 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
   const shown = { stepId: setupStepId, attempt: 0 };
   const readLog = (page?: LogPage) => (shown.stepId === setupStepId ? api.readRunLog(runId, page) : api.readStepLog(runId, shown.stepId, shown.attempt, page));
   const logPath = () => `${context.state.snapshot?.dataDir}/runs/${runId}/logs/${shown.stepId || '_setup'}.${shown.attempt}.log`;
+  const runPath = `#/runs/${encodeURIComponent(runId)}`;
   const view = new RunView({
     read: readLog,
     readTail: () => void loadLog(shown.stepId, shown.attempt, logKey, true),
     onFollowChange: (follow) => (view.followBox.checked = follow),
+    onLineLink: (n) => history.replaceState(null, '', `${runPath}?step=${encodeURIComponent(shown.stepId)}&attempt=${shown.attempt}#L${n}`),
   }, api.platform === 'web', () => void api.openPath(logPath()).catch((error) => context.toast(errorText(error), 'error')));
-  view.wrapBox.checked = wrapLines;
-  view.logView.setWrap(wrapLines);
+  view.wrapBox.checked = wrapChoice ?? matchMedia('(max-width: 699px)').matches;
+  view.logView.setWrap(view.wrapBox.checked);
+  view.timesBox.checked = showTimes;
+  view.logView.setTimes(showTimes);
 
   let run: Run | undefined;
   let selection: Selection | undefined;
   let userChose = false;
-  const seenWaiting = new Set<string>();
+  // A link to a line (`?step=…&attempt=…#L120`): its step attempt is shown, then the line.
+  const link = /\?step=([^&#]*)&attempt=(\d+)#L(\d+)$/.exec(location.hash);
+  let linkedLine = link ? { key: `${decodeURIComponent(link[1]!)}:${link[2]}`, n: Number(link[3]) } : undefined;
+  if (link) {
+    selection = { stepId: decodeURIComponent(link[1]!), attempt: Number(link[2]) };
+    userChose = true;
+  }
   let renderedActionsFor = '';
   let disposed = false;
-  // The log shown: `${stepId}:${attempt}`; lines that arrive while it loads wait in `liveSinceRead`.
+  // The log shown: `${stepId}:${attempt}`.
   let logKey = '';
   let loading = false;
-  // After a read, live lines may repeat its end: they are matched against it until they pass it.
-  let readLines: LogLine[] | undefined;
-  let liveSinceRead: LogLine[] = [];
-  let appendedSinceRead = 0;
-  let dedupeUntil = 0;
   let approvalKey = '';
   // Re-reading the run: one call at a time, at most every 300 ms.
   let lastSignature = '';
@@ -253,7 +308,7 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
   let fetchTimer: ReturnType<typeof setTimeout> | undefined;
 
   function signature(slim: Run): string {
-    return `${slim.status}|${slim.finishedAt ?? ''}|${slim.steps.map((step) => `${step.id}:${step.status}:${step.attempt}:${step.finishedAt ?? ''}`).join(',')}`;
+    return `${slim.status}|${slim.finishedAt ?? ''}|${slim.branch ?? ''}|${slim.steps.map((step) => `${step.id}:${step.status}:${step.attempt}:${step.finishedAt ?? ''}`).join(',')}`;
   }
 
   function scheduleFetch(): void {
@@ -309,31 +364,30 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     return definition?.kind === 'approval' ? definition.choices : undefined;
   }
 
-  /** The waiting step first; otherwise the last step that ran; otherwise the setup log. */
+  /** Unless the reader chose: the last step that ran (a waiting one has its card above), else the setup log. */
   function pickSelection(current: Run): void {
-    const waiting = current.steps.find((step) => step.status === 'waiting');
-    const waitingKey = waiting ? `${waiting.id}:${waiting.attempt}` : '';
-    if (waiting && !seenWaiting.has(waitingKey)) {
-      seenWaiting.add(waitingKey);
-      selection = { stepId: waiting.id };
-      return;
-    }
     if (userChose && selection) return;
-    if (waiting) {
-      selection = { stepId: waiting.id };
-      return;
-    }
-    const ran = [...current.steps].reverse().find((step) => step.attempt > 0 && step.status !== 'pending' && step.status !== 'skipped');
+    const ran = [...current.steps].reverse().find((step) => step.attempt > 0 && !['pending', 'skipped', 'waiting'].includes(step.status));
     selection = { stepId: ran?.id ?? setupStepId };
   }
 
   function render(): void {
     if (!run) return;
-    view.renderHeader(run, (url, text) => externalLink(context, url, text, 'issue-key'));
+    view.renderHeader(run, (url, text) => externalLink(context, url, text, 'issue-key'), (stepId) => select(stepId));
     renderActions(run);
+    renderApproval(run);
     pickSelection(run);
     view.renderTimeline(run, selection!.stepId);
     renderPane();
+  }
+
+  /** The card of the approval step that waits, above everything else; kept while the same attempt waits. */
+  function renderApproval(current: Run): void {
+    const step = current.steps.find((candidate) => candidate.kind === 'approval' && candidate.status === 'waiting');
+    const key = step ? `${step.id}:${step.attempt}` : '';
+    if (key === approvalKey) return;
+    approvalKey = key;
+    replace(view.approvalHost, step ? view.approvalCard(step, choicesOf(step.id), (approved, comment, selected) => decide(step.id, approved, comment, selected)) : null);
   }
 
   function renderActions(current: Run): void {
@@ -353,8 +407,8 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
       const remove: HTMLButtonElement = h('button', { type: 'button', class: 'danger', 'data-test': 'delete', onclick: () => {
         if (!confirm(`Delete the run “${runTitle(current)}” and its logs? This cannot be undone.`)) return;
         void runAction(remove, 'Deleting…', async () => {
-          await api.deleteRun(runId);
-          context.toast('Run deleted');
+          const kept = await api.deleteRun(runId);
+          context.toast(kept ? `Run deleted: ${kept}` : 'Run deleted');
           context.navigate('#/runs');
         });
       } }, 'Delete');
@@ -415,26 +469,11 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     const attempt = isSetup ? 0 : selection.attempt ?? Math.max(latest, 1);
     view.paneTitle.textContent = isSetup ? 'Setup log' : step?.name ?? selection.stepId;
     view.renderAttempts(latest, attempt);
-    view.attemptSelect.hidden = isSetup;
-    const choices = step ? choicesOf(step.id) : undefined;
-    view.renderNotices(run, step, choices);
-
-    const waitingApproval = step?.kind === 'approval' && step.status === 'waiting' && attempt === latest;
-    view.body.classList.toggle('has-approval', waitingApproval);
-    view.logToolbar.hidden = waitingApproval;
-    view.logView.element.hidden = waitingApproval;
-    if (waitingApproval) {
-      const key = `${step.id}:${step.attempt}`;
-      if (approvalKey !== key) {
-        approvalKey = key;
-        replace(view.approvalHost, view.approvalCard(step, choices, (approved, comment, selected) => decide(step.id, approved, comment, selected)));
-      }
-      return;
-    }
-    if (approvalKey) {
-      approvalKey = '';
-      replace(view.approvalHost);
-    }
+    view.attemptSelect.hidden = latest <= 1;
+    view.renderNotices(run, step, step ? choicesOf(step.id) : undefined);
+    // An approval step has no log: its message and decision say it all.
+    view.logToolbar.hidden = view.logView.element.hidden = step?.kind === 'approval';
+    if (step?.kind === 'approval') return;
     const key = `${selection.stepId}:${attempt}`;
     if (key !== logKey) void loadLog(selection.stepId, attempt, key);
     else if (!loading) view.logView.setEmptyText(emptyText(step));
@@ -455,9 +494,6 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     logKey = key;
     Object.assign(shown, { stepId, attempt });
     loading = true;
-    readLines = undefined;
-    liveSinceRead = [];
-    appendedSinceRead = 0;
     if (view.logFile instanceof HTMLAnchorElement) view.logFile.href = `/api/log/${[runId, stepId || '_setup', attempt].map(encodeURIComponent).join('/')}`;
     if (!again) view.logView.reset('Loading the log…');
     try {
@@ -465,15 +501,14 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
       if (disposed || logKey !== key) return;
       view.logView.showTail(lines);
       view.logFile.hidden = lines.length === 0; // no file yet: shown when live lines come
-      readLines = lines;
-      dedupeUntil = Date.now() + 3000;
+      if (linkedLine?.key === key) void view.logView.goToLine(linkedLine.n);
+      linkedLine = undefined;
     } catch (error) {
       if (disposed || logKey !== key) return;
       view.logView.showProblem(`Could not read the log: ${errorText(error)}`);
     } finally {
       if (logKey === key) {
         loading = false;
-        appendLive([]);
         view.logView.setEmptyText(emptyText(stepId === setupStepId ? undefined : stepOf(stepId)));
       }
     }
@@ -493,6 +528,7 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
   function select(stepId: string, attempt?: number): void {
     userChose = true;
     selection = { stepId, attempt };
+    if (location.hash !== runPath) history.replaceState(null, '', runPath); // a line link no longer holds
     if (run) view.renderTimeline(run, stepId);
     renderPane();
   }
@@ -509,47 +545,24 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     select(selection.stepId, attempt >= latest ? undefined : attempt);
   });
   view.followBox.addEventListener('change', () => view.logView.setFollow(view.followBox.checked));
-  view.wrapBox.addEventListener('change', () => {
-    wrapLines = view.wrapBox.checked;
-    view.logView.setWrap(wrapLines);
-  });
+  view.wrapBox.addEventListener('change', () => view.logView.setWrap((wrapChoice = view.wrapBox.checked)));
+  view.timesBox.addEventListener('change', () => view.logView.setTimes((showTimes = view.timesBox.checked)));
 
-  // Live lines of the selected step attempt.
+  // Live lines of the selected step attempt: the view lines them up with what it read.
   const unsubscribe = api.on('logs', (batch) => {
-    if (!selection) return;
-    const stepId = selection.stepId;
-    const latest = stepOf(stepId)?.attempt ?? 0;
-    const attempt = selection.attempt ?? Math.max(latest, 1);
-    const mine = batch.filter((line) => line.runId === runId && line.stepId === stepId && (stepId === setupStepId || line.attempt === attempt));
+    if (!selection || !logKey) return;
+    const mine = batch.filter((line) => line.runId === runId && line.stepId === shown.stepId && (shown.stepId === setupStepId || line.attempt === shown.attempt));
     if (mine.length === 0) return;
-    if (loading) liveSinceRead.push(...mine);
-    else appendLive(mine);
+    view.logFile.hidden = false;
+    view.logView.append(mine);
   });
 
-  function appendLive(lines: LogLine[]): void {
-    if (lines.length > 0) view.logFile.hidden = false;
-    if (!readLines) {
-      view.logView.append(liveSinceRead.concat(lines));
-      liveSinceRead = [];
-      return;
-    }
-    liveSinceRead.push(...lines);
-    const fresh = linesAfter(readLines, liveSinceRead);
-    view.logView.append(fresh.slice(appendedSinceRead));
-    appendedSinceRead = fresh.length;
-    if (fresh.length > 0 || Date.now() > dedupeUntil) {
-      readLines = undefined;
-      liveSinceRead = [];
-      appendedSinceRead = 0;
-    }
-  }
-
-  // Running durations tick without re-rendering.
+  // Running durations and relative times tick, while the page is visible, without re-rendering.
   const ticker = setInterval(() => {
+    if (document.hidden) return;
     const now = Date.now();
-    for (const element of view.element.querySelectorAll<HTMLElement>('.live-duration[data-started]')) {
-      element.textContent = duration(now - Number(element.dataset.started));
-    }
+    for (const element of view.element.querySelectorAll<HTMLElement>('.live-duration[data-started]')) element.textContent = duration(now - Number(element.dataset.started));
+    for (const element of view.element.querySelectorAll<HTMLElement>('time[data-at]')) element.textContent = relativeTime(Number(element.dataset.at), now);
   }, 1000);
 
   view.title.textContent = 'Loading…';
