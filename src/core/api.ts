@@ -367,6 +367,8 @@ export interface HarnessDefinition {
   /** A parser in src/harness/parsers: 'text', 'claude-stream-json', 'codex-json', ... */
   output: string;
   env?: Record<string, string>;
+  /** How to install the CLI: a command to paste in a terminal (the built-in harnesses). */
+  install?: string;
 }
 
 export interface HarnessStatus {

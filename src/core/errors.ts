@@ -42,9 +42,10 @@ export class UnavailableError extends FactoryError {
   override name = 'UnavailableError';
 }
 
-/** Quotes a value for an error message: strings in backticks, cut to a readable length. */
+/** Quotes a value for an error message: strings in backticks, cut to a readable length; '' in words. */
 export function quote(value: unknown): string {
   let text: string;
+  if (value === '') return 'an empty text';
   if (typeof value === 'string') text = value;
   else if (value === undefined) return 'undefined';
   else {

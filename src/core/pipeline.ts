@@ -122,16 +122,14 @@ function readBoolean(record: Record<string, unknown>, key: string, field: string
 }
 
 /** A name of a variable or environment variable; `__proto__` is refused so maps stay plain data. */
-function nameProblem(name: string, what: string): string | undefined {
-  if (name === '__proto__') return `${quote(name)} cannot be the name of ${what}`;
-  if (!variableNamePattern.test(name)) {
-    return `${quote(name)} is not a valid name of ${what}: use letters, digits and _, not starting with a digit`;
-  }
+function nameProblem(name: string): string | undefined {
+  if (name === '__proto__') return 'cannot be a name';
+  if (!variableNamePattern.test(name)) return 'is not a valid name: use letters, digits and _, not starting with a digit';
   return undefined;
 }
 
 /** A map of names to text, such as `variables` or a step's `env`; missing means empty. */
-function readTextMap(record: Record<string, unknown>, key: string, field: string, what: string, issues: Issues): Record<string, string> {
+function readTextMap(record: Record<string, unknown>, key: string, field: string, issues: Issues): Record<string, string> {
   const value = own(record, key);
   const result: Record<string, string> = {};
   if (isAbsent(value)) return result;
@@ -141,17 +139,14 @@ function readTextMap(record: Record<string, unknown>, key: string, field: string
   }
   const names = Object.keys(value);
   if (names.length > maxEntries) {
-    issues.push({ field, message: `has ${names.length} entries; the most is ${maxEntries}` });
+    issues.push({ field, message: `are ${names.length}; the most is ${maxEntries}` });
     return result;
   }
   for (const name of names) {
-    const problem = nameProblem(name, what);
+    // At the map's own field: a name may be long, and a message quotes it cut to a readable length.
+    const problem = nameProblem(name) ?? (key === 'env' && name.startsWith(reservedEnvPrefix) ? `starts with ${reservedEnvPrefix}, kept for the values Factory passes to the step` : undefined);
     if (problem) {
-      issues.push({ field, message: problem });
-      continue;
-    }
-    if (what === 'an environment variable' && name.startsWith(reservedEnvPrefix)) {
-      issues.push({ field, message: `${quote(name)}: names starting with ${reservedEnvPrefix} are reserved for the values Factory passes to the step` });
+      issues.push({ field, message: `include ${quote(name)}, which ${problem}` });
       continue;
     }
     const text = value[name];
@@ -172,9 +167,50 @@ function readTextMap(record: Record<string, unknown>, key: string, field: string
 function readHarnessId(record: Record<string, unknown>, field: string, harnessIds: readonly string[] | undefined, issues: Issues): string | undefined {
   const id = readText(record, 'harnessId', field, { max: maxNameLength, trim: true }, issues);
   if (id === undefined || harnessIds === undefined || harnessIds.includes(id)) return id;
-  const known = harnessIds.length > 0 ? `; known harnesses: ${harnessIds.join(', ')}` : '; no harness is set up yet';
-  issues.push({ field, message: `${quote(id)} is not a known harness${known}` });
+  const known = harnessIds.length > 0 ? `choose one of ${harnessIds.join(', ')}` : 'no harness is set up yet';
+  issues.push({ field, message: `${quote(id)} is not a known harness: ${known}` });
   return undefined;
+}
+
+// ───────────────────────────── Messages in words ─────────────────────────────
+
+/** The fields of a pipeline and of a step, as a person names them. */
+const fieldWords: Record<string, string> = {
+  projectId: 'project', harnessId: 'harness', maxParallelRuns: 'maximum of parallel runs', steps: 'list of steps', env: 'environment variables',
+  systemPrompt: 'system prompt', stallSec: 'stall warning', 'choices.mode': 'choice mode', 'choices.options': 'options', timeoutSec: 'timeout',
+  continueOnError: 'switch “Continue the run when this step fails”',
+};
+
+/** The trimmed ids of the steps as written (anything else as undefined), to number the steps a field path names by id. */
+function writtenStepIds(record: Record<string, unknown>): unknown[] {
+  const steps = own(record, 'steps');
+  return Array.isArray(steps) ? steps.map((raw) => (isRecord(raw) && typeof own(raw, 'id') === 'string' ? (own(raw, 'id') as string).trim() : undefined)) : [];
+}
+
+/**
+ * Puts the field in words before each message, so that it reads alone wherever it is shown (a
+ * toast, the remote API): `steps.#2.id` with "`Bad Id!` may use only …" becomes "Step 2: the id
+ * `Bad Id!` may use only …"; `variables.x` names "The variable `x`". The field paths stay.
+ */
+function inWords(issues: Issues, stepIds: readonly unknown[]): Issues {
+  return issues.map(({ field, message }) => {
+    const parts = field ? field.split('.') : [];
+    let step = '';
+    if (parts[0] === 'steps' && parts.length > 1) {
+      const key = parts[1]!;
+      step = `Step ${key.startsWith('#') ? key.slice(1) : stepIds.indexOf(key) + 1}`;
+      parts.splice(0, 2);
+    }
+    const [root = '', ...rest] = parts;
+    const words = (root === 'env' || root === 'variables') && rest.length > 0 ? `${root === 'env' ? 'environment variable' : 'variable'} ${quote(rest.join('.'))}` : fieldWords[parts.join('.')] ?? parts.join(' ');
+    const subject = !words ? step : step ? `${step}: the ${words}` : `The ${words}`;
+    return { field, message: subject ? `${subject} ${message}` : message };
+  });
+}
+
+/** A problem of a placeholder in a command (`shellCommandProblems`), to follow "the command". */
+function commandProblem(message: string): string {
+  return message.replace(/^(`[^`]*`) /, 'has $1, which ');
 }
 
 // ───────────────────────────── Template references ─────────────────────────────
@@ -190,26 +226,26 @@ type EarlierSteps = Map<string, StepKind | undefined>;
  */
 function checkReferences(text: string, field: string, earlier: EarlierSteps, allStepIds: ReadonlySet<string>, issues: Issues): void {
   for (const placeholder of listPlaceholders(text)) {
-    const written = quote(text.slice(placeholder.start, placeholder.end));
+    const written = `uses ${quote(text.slice(placeholder.start, placeholder.end))}`;
     const parts = placeholder.path.split('.');
     if (parts[0] !== 'steps') {
       if (!isKnownPlaceholderRoot(placeholder.path)) {
-        issues.push({ field, message: `${written} names nothing Factory fills in; use one of ${placeholderShapes}` });
+        issues.push({ field, message: `${written}, which names nothing Factory fills in; use one of ${placeholderShapes}` });
       }
       continue;
     }
     const [, stepId, wanted] = parts;
     if (parts.length !== 3 || !stepId || !wanted) {
-      issues.push({ field, message: `${written} should name a step and what it gave: {{steps.<step id>.output}}, .selected or .comment` });
+      issues.push({ field, message: `${written}, which should name a step and what it gave: {{steps.<step id>.output}}, .selected or .comment` });
     } else if (!earlier.has(stepId)) {
-      const where = allStepIds.has(stepId) ? 'which does not come before this step' : 'which is not in this pipeline';
-      issues.push({ field, message: `${written} refers to step ${quote(stepId)}, ${where}` });
+      const where = allStepIds.has(stepId) ? 'does not come before this step' : 'is not in this pipeline';
+      issues.push({ field, message: `${written}, but step ${quote(stepId)} ${where}` });
     } else if (!(stepOutputFields as readonly string[]).includes(wanted)) {
-      issues.push({ field, message: `${written} asks step ${quote(stepId)} for ${quote(wanted)}; a step offers ${stepOutputFields.join(', ')}` });
+      issues.push({ field, message: `${written}, which asks step ${quote(stepId)} for ${quote(wanted)}; a step offers ${stepOutputFields.join(', ')}` });
     } else {
       const kind = earlier.get(stepId);
       if (wanted !== 'output' && kind !== undefined && kind !== 'approval') {
-        issues.push({ field, message: `${written} asks for ${wanted} of step ${quote(stepId)}, a ${kind} step; only approval steps have ${wanted}` });
+        issues.push({ field, message: `${written}, which asks for ${wanted} of step ${quote(stepId)}, a ${kind} step; only approval steps have ${wanted}` });
       }
     }
   }
@@ -229,17 +265,17 @@ function readStepId(raw: Record<string, unknown>, index: number, reading: StepRe
   const numbered = `steps.#${index + 1}`;
   const value = own(raw, 'id');
   if (isAbsent(value) || value === '') {
-    issues.push({ field: `${numbered}.id`, message: 'a step needs an id: lowercase letters, digits, - and _, starting with a letter' });
+    issues.push({ field: `${numbered}.id`, message: 'is empty: use a–z, 0–9, - and _, starting with a letter' });
     return { id: undefined, path: numbered };
   }
   const id = typeof value === 'string' ? value.trim() : undefined;
   if (id === undefined || !stepIdPattern.test(id)) {
-    issues.push({ field: `${numbered}.id`, message: `${shown(value)} is not a valid step id: use 1 to 40 lowercase letters, digits, - and _, starting with a letter` });
+    issues.push({ field: `${numbered}.id`, message: `${shown(value)} may use only a–z, 0–9, - and _, starting with a letter (at most 40)` });
     return { id: undefined, path: numbered };
   }
   const first = reading.firstUse.get(id);
   if (first !== undefined) {
-    issues.push({ field: `${numbered}.id`, message: `${quote(id)} is already the id of step #${first}; step ids must be unique` });
+    issues.push({ field: `${numbered}.id`, message: `${quote(id)} is already the id of step ${first}; each step needs its own` });
     return { id: undefined, path: numbered };
   }
   reading.firstUse.set(id, index + 1);
@@ -250,15 +286,15 @@ function readStepId(raw: Record<string, unknown>, index: number, reading: StepRe
 function readStep(raw: unknown, index: number, reading: StepReading, issues: Issues): Step | undefined {
   const before = issues.length;
   if (!isRecord(raw)) {
-    issues.push({ field: `steps.#${index + 1}`, message: `a step must be an object, not ${shown(raw)}` });
+    issues.push({ field: `steps.#${index + 1}`, message: `must be an object, not ${shown(raw)}` });
     return undefined;
   }
   const { id, path } = readStepId(raw, index, reading, issues);
-  const name = readText(raw, 'name', `${path}.name`, { max: maxNameLength, trim: true, required: 'a step needs a name' }, issues);
+  const name = readText(raw, 'name', `${path}.name`, { max: maxNameLength, trim: true, required: 'is empty: give the step a name' }, issues);
   const kindValue = own(raw, 'kind');
   const kind = stepKinds.find((known) => known === kindValue);
   if (kind === undefined) {
-    const problem = isAbsent(kindValue) ? 'a step needs a kind' : `${shown(kindValue)} is not a step kind`;
+    const problem = isAbsent(kindValue) ? 'is missing' : `${shown(kindValue)} is not a step kind`;
     issues.push({ field: `${path}.kind`, message: `${problem}; use one of ${stepKinds.join(', ')}` });
   }
   const templated = (text: string | undefined, field: string) => {
@@ -268,19 +304,19 @@ function readStep(raw: unknown, index: number, reading: StepReading, issues: Iss
   let step: Step | undefined;
   const base = { id: id ?? '', name: name ?? '' };
   if (kind === 'shell') {
-    const command = readText(raw, 'command', `${path}.command`, { max: maxTextLength, trim: false, required: 'a shell step needs a command' }, issues);
+    const command = readText(raw, 'command', `${path}.command`, { max: maxTextLength, trim: false, required: 'is empty: a shell step runs a command' }, issues);
     templated(command, `${path}.command`);
     if (command !== undefined) {
       for (const problem of shellCommandProblems(command)) {
-        if (problem.severity === 'error') issues.push({ field: `${path}.command`, message: problem.message });
+        if (problem.severity === 'error') issues.push({ field: `${path}.command`, message: commandProblem(problem.message) });
       }
     }
-    const env = readTextMap(raw, 'env', `${path}.env`, 'an environment variable', issues);
+    const env = readTextMap(raw, 'env', `${path}.env`, issues);
     for (const [envName, value] of Object.entries(env)) templated(value, `${path}.env.${envName}`);
     step = { ...base, kind, command: command ?? '' };
     if (Object.keys(env).length > 0) step.env = env;
   } else if (kind === 'agent') {
-    const prompt = readText(raw, 'prompt', `${path}.prompt`, { max: maxTextLength, trim: false, required: 'an agent step needs a prompt' }, issues);
+    const prompt = readText(raw, 'prompt', `${path}.prompt`, { max: maxTextLength, trim: false, required: 'is empty: say what the agent should do' }, issues);
     templated(prompt, `${path}.prompt`);
     const systemPrompt = readText(raw, 'systemPrompt', `${path}.systemPrompt`, { max: maxTextLength, trim: false }, issues);
     templated(systemPrompt, `${path}.systemPrompt`);
@@ -293,7 +329,7 @@ function readStep(raw: unknown, index: number, reading: StepReading, issues: Iss
     if (model !== undefined) step.model = model;
     if (stallSec !== undefined) step.stallSec = stallSec;
   } else if (kind === 'approval') {
-    const message = readText(raw, 'message', `${path}.message`, { max: maxTextLength, trim: false, required: 'an approval step needs a message that tells the person what to decide' }, issues);
+    const message = readText(raw, 'message', `${path}.message`, { max: maxTextLength, trim: false, required: 'is empty: tell the person what to decide' }, issues);
     templated(message, `${path}.message`);
     const choices = readChoices(raw, `${path}.choices`, issues);
     step = { ...base, kind, message: message ?? '' };
@@ -324,7 +360,7 @@ function readChoices(raw: Record<string, unknown>, field: string, issues: Issues
   }
   const mode = own(value, 'mode');
   if (mode !== 'single' && mode !== 'multiple') {
-    issues.push({ field: `${field}.mode`, message: `${shown(mode)} is not a choice mode; use single or multiple` });
+    issues.push({ field: `${field}.mode`, message: `${shown(mode)} is not a choice mode: use single or multiple` });
   }
   const list = own(value, 'options');
   const options: string[] = [];
@@ -335,13 +371,12 @@ function readChoices(raw: Record<string, unknown>, field: string, issues: Issues
   } else {
     list.forEach((option: unknown, index) => {
       const label = typeof option === 'string' ? option.trim() : undefined;
-      const position = `option ${index + 1}`;
-      if (label === undefined) issues.push({ field: `${field}.options`, message: `${position} must be text, not ${shown(option)}` });
-      else if (label === '') issues.push({ field: `${field}.options`, message: `${position} is empty` });
-      else if (label.length > maxNameLength) issues.push({ field: `${field}.options`, message: `${position} is ${label.length} characters long; the most is ${maxNameLength}` });
-      else if (label.includes('\0')) issues.push({ field: `${field}.options`, message: `${position} ${nulCharacterMessage}` });
-      else if (options.includes(label)) issues.push({ field: `${field}.options`, message: `${position}, ${quote(label)}, repeats option ${options.indexOf(label) + 1}` });
-      else options.push(label);
+      const position = `: option ${index + 1}`;
+      const problem = label === undefined ? `must be text, not ${shown(option)}` : label === '' ? 'have an empty label'
+        : label.length > maxNameLength ? `are at most ${maxNameLength} characters long, not ${label.length}` : label.includes('\0') ? nulCharacterMessage
+        : options.includes(label) ? `repeat ${quote(label)}, the label of option ${options.indexOf(label) + 1}` : undefined;
+      if (problem) issues.push({ field: `${field}.options`, message: problem + position });
+      else options.push(label!);
     });
   }
   return mode === 'single' || mode === 'multiple' ? { mode, options } : undefined;
@@ -350,11 +385,11 @@ function readChoices(raw: Record<string, unknown>, field: string, issues: Issues
 function readSteps(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues): Step[] {
   const value = own(record, 'steps');
   if (isAbsent(value) || (Array.isArray(value) && value.length === 0)) {
-    issues.push({ field: 'steps', message: 'a pipeline needs at least one step' });
+    issues.push({ field: 'steps', message: 'is empty: a pipeline needs at least one step' });
     return [];
   }
   if (!Array.isArray(value)) {
-    issues.push({ field: 'steps', message: `must be a list of steps, not ${shown(value)}` });
+    issues.push({ field: 'steps', message: `must be a list, not ${shown(value)}` });
     return [];
   }
   if (value.length > maxSteps) {
@@ -382,9 +417,9 @@ type PipelineBody = Omit<PipelineExport, 'servicePipeline'>;
 
 /** Every field a pipeline and its export share; `harnessIds` undefined skips the harness check. */
 function readPipelineBody(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues): PipelineBody {
-  const name = readText(record, 'name', 'name', { max: maxNameLength, trim: true, required: 'a pipeline needs a name' }, issues);
+  const name = readText(record, 'name', 'name', { max: maxNameLength, trim: true, required: 'is empty: give the pipeline a name' }, issues);
   const description = readText(record, 'description', 'description', { max: maxDescriptionLength, trim: true }, issues);
-  const variables = readTextMap(record, 'variables', 'variables', 'a variable', issues);
+  const variables = readTextMap(record, 'variables', 'variables', issues);
   const harnessId = readHarnessId(record, 'harnessId', harnessIds, issues);
   const model = readText(record, 'model', 'model', { max: maxNameLength, trim: true }, issues);
   const maxParallelRuns = readInteger(record, 'maxParallelRuns', 'maxParallelRuns', parallelRunsRange, issues);
@@ -415,8 +450,8 @@ function assemblePipeline(id: string, projectId: string, body: PipelineBody, cre
 }
 
 /** Reads untrusted input: the pipeline when it is valid, and what was readable of it either way. */
-function readPipeline(input: unknown, context: PipelineContext, now: number): { pipeline?: Pipeline; body?: PipelineBody; issues: Issues } {
-  if (!isRecord(input)) return { issues: [{ field: '', message: `a pipeline must be an object, not ${shown(input)}` }] };
+function readPipeline(input: unknown, context: PipelineContext, now: number): { pipeline?: Pipeline; body?: PipelineBody; issues: Issues; stepIds: unknown[] } {
+  if (!isRecord(input)) return { issues: [{ field: '', message: `A pipeline must be an object, not ${shown(input)}` }], stepIds: [] };
   const issues: Issues = [];
 
   const rawId = own(input, 'id');
@@ -426,16 +461,17 @@ function readPipeline(input: unknown, context: PipelineContext, now: number): { 
     if (isId(trimmed, 'pl')) id = trimmed;
     else issues.push({ field: 'id', message: `${shown(rawId)} is not a pipeline id such as pl_0123456789abcdef; leave it empty to create a pipeline` });
   }
-  const projectId = readText(input, 'projectId', 'projectId', { max: maxNameLength, trim: true, required: 'a pipeline belongs to a project: choose one' }, issues);
+  const projectId = readText(input, 'projectId', 'projectId', { max: maxNameLength, trim: true, required: 'is not chosen: a pipeline belongs to a project' }, issues);
   if (projectId !== undefined && !context.projectIds.includes(projectId)) {
-    issues.push({ field: 'projectId', message: `${quote(projectId)} is not a known project` });
+    issues.push({ field: 'projectId', message: `${quote(projectId)} is not a known project: choose one` });
   }
   const body = readPipelineBody(input, context.harnessIds, issues);
-  if (issues.length > 0) return { body, issues };
+  const stepIds = writtenStepIds(input);
+  if (issues.length > 0) return { body, issues: inWords(issues, stepIds), stepIds };
 
   const givenCreatedAt = own(input, 'createdAt');
   const createdAt = id !== undefined && typeof givenCreatedAt === 'number' && Number.isFinite(givenCreatedAt) && givenCreatedAt >= 0 ? givenCreatedAt : now;
-  return { pipeline: assemblePipeline(id ?? newId('pl'), projectId ?? '', body, createdAt, now), body, issues };
+  return { pipeline: assemblePipeline(id ?? newId('pl'), projectId ?? '', body, createdAt, now), body, issues, stepIds };
 }
 
 /**
@@ -445,7 +481,8 @@ function readPipeline(input: unknown, context: PipelineContext, now: number): { 
  * input's `createdAt` when it is a valid time (the caller should put back the stored one);
  * `updatedAt` is always `now`. Approval steps lose `retries`, `timeoutSec` and `continueOnError`.
  * Throws ValidationError listing every issue, with fields such as `steps.deploy.command` or
- * `steps.#2.id` (1-based, for a step without a usable id). Text holding NUL is refused (no
+ * `steps.#2.id` (1-based, for a step without a usable id) and messages that name the field in
+ * words (`inWords`). Text holding NUL is refused (no
  * process can be given it), and so is a shell command with a placeholder where the shell runs
  * text as code (`shellCommandProblems`).
  */
@@ -460,8 +497,8 @@ export function validatePipeline(input: unknown, context: PipelineContext, now: 
  * steps that are valid (`warnings`), without throwing: for an editor checking a draft.
  */
 export function checkPipeline(input: unknown, context: PipelineContext, now: number): { problems: ValidationIssue[]; warnings: ValidationIssue[] } {
-  const { body, issues } = readPipeline(input, context, now);
-  return { problems: issues, warnings: body ? pipelineWarnings(body) : [] };
+  const { body, issues, stepIds } = readPipeline(input, context, now);
+  return { problems: issues, warnings: body ? pipelineWarnings(body, stepIds) : [] };
 }
 
 // ───────────────────────────── Warnings ─────────────────────────────
@@ -483,14 +520,15 @@ function templatedFields(step: Step): [field: string, text: string][] {
  * shell command that another command parses as code again (`sh -c`, `eval`, a pipe into `sh`, …),
  * that stands in single quotes, or in a quoted here-document (see `shellCommandProblems`), and
  * `{{vars.<name>}}` with no default in the pipeline's variables (it is empty unless the run sets
- * it). Reads only the steps and variables, so it works on the valid part of a pipeline too.
+ * it). Reads only the steps and variables, so it works on the valid part of a pipeline too:
+ * `stepIds` are then the ids as written, to number the steps as the person sees them.
  */
-export function pipelineWarnings(pipeline: Pick<Pipeline, 'steps' | 'variables'>): ValidationIssue[] {
+export function pipelineWarnings(pipeline: Pick<Pipeline, 'steps' | 'variables'>, stepIds: readonly unknown[] = pipeline.steps.map((step) => step.id)): ValidationIssue[] {
   const warnings: ValidationIssue[] = [];
   for (const step of pipeline.steps) {
     if (step.kind === 'shell') {
       for (const problem of shellCommandProblems(step.command)) {
-        if (problem.severity === 'warning') warnings.push({ field: `steps.${step.id}.command`, message: problem.message });
+        if (problem.severity === 'warning') warnings.push({ field: `steps.${step.id}.command`, message: commandProblem(problem.message) });
       }
     }
     for (const [field, text] of templatedFields(step)) {
@@ -500,11 +538,11 @@ export function pipelineWarnings(pipeline: Pick<Pipeline, 'steps' | 'variables'>
         if (root !== 'vars' || !name || rest.length > 0 || reported.has(name)) continue;
         if (Object.prototype.hasOwnProperty.call(pipeline.variables, name)) continue;
         reported.add(name);
-        warnings.push({ field, message: `${quote(`{{vars.${name}}}`)} has no default in the pipeline's variables; it is empty unless the run sets it` });
+        warnings.push({ field, message: `uses ${quote(`{{vars.${name}}}`)}, which has no default in the pipeline's variables; it is empty unless the run sets it` });
       }
     }
   }
-  return warnings;
+  return inWords(warnings, stepIds);
 }
 
 // ───────────────────────────── Templates ─────────────────────────────
@@ -582,7 +620,7 @@ const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = 
  */
 export function pipelineFromTemplate(templateId: PipelineTemplateId, projectId: string, now: number): Pipeline {
   if (!pipelineTemplateIds.includes(templateId)) {
-    throw new ValidationError([{ field: 'templateId', message: `${shown(templateId)} is not a template; use one of ${pipelineTemplateIds.join(', ')}` }]);
+    throw new ValidationError([{ field: 'templateId', message: `There is no template ${shown(templateId)}: use one of ${pipelineTemplateIds.join(', ')}` }]);
   }
   return validatePipeline({ ...templates[templateId], projectId }, { projectIds: [projectId], harnessIds: [] }, now);
 }
@@ -635,22 +673,22 @@ export function exportPipeline(pipeline: Pipeline): string {
  * not fit.
  */
 export function parsePipelineExport(json: string): Omit<PipelineInput, 'projectId'> {
-  if (typeof json !== 'string') throw new ValidationError(`not JSON: expected text, not ${shown(json)}`);
+  if (typeof json !== 'string') throw new ValidationError(`This is not JSON: expected text, not ${shown(json)}`);
   let data: unknown;
   try {
     data = JSON.parse(json);
   } catch (error) {
-    throw new ValidationError(`not JSON: ${errorMessage(error).slice(0, 200)}`);
+    throw new ValidationError(`This is not JSON: ${errorMessage(error).slice(0, 200)}`);
   }
-  if (!isRecord(data)) throw new ValidationError(`not a Factory pipeline export: expected a JSON object, not ${shown(data)}`);
+  if (!isRecord(data)) throw new ValidationError(`This is not a Factory pipeline export: expected a JSON object, not ${shown(data)}`);
   const version = own(data, 'servicePipeline');
-  if (version === undefined) throw new ValidationError('not a Factory pipeline export: the field servicePipeline is missing');
+  if (version === undefined) throw new ValidationError('This is not a Factory pipeline export: the field servicePipeline is missing');
   if (version !== exportVersion) {
     const written = typeof version === 'number' ? String(version) : shown(version);
-    throw new ValidationError(`not a pipeline export this Factory can read: servicePipeline version ${written} is not supported; this Factory reads version ${exportVersion}`);
+    throw new ValidationError(`This is not a pipeline export this Factory can read: servicePipeline version ${written} is not supported; this Factory reads version ${exportVersion}`);
   }
   const issues: Issues = [];
   const body = readPipelineBody(data, undefined, issues);
-  if (issues.length > 0) throw new ValidationError(issues);
+  if (issues.length > 0) throw new ValidationError(inWords(issues, writtenStepIds(data)));
   return body;
 }

@@ -50,7 +50,7 @@ function checkRaw(raw: Record<string, unknown>, field: string, issues: Validatio
   let nulAt: string | undefined;
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     if (next.depth > maxRawDepth) {
-      issues.push({ field, message: `is nested deeper than ${maxRawDepth} levels of objects and lists; a webhook body may nest at most ${maxRawDepth}` });
+      issues.push({ field, message: `The webhook body is nested deeper than ${maxRawDepth} levels of objects and lists; a webhook body may nest at most ${maxRawDepth}` });
       return;
     }
     if (visited.has(next.value)) continue;
@@ -61,7 +61,7 @@ function checkRaw(raw: Record<string, unknown>, field: string, issues: Validatio
       if (typeof child === 'object' && child !== null) pending.push({ value: child, depth: next.depth + 1, path: `${next.path}.${key}` });
     }
   }
-  if (nulAt !== undefined) issues.push({ field: nulAt.length > 200 ? `${nulAt.slice(0, 197)}...` : nulAt, message: nulCharacterMessage });
+  if (nulAt !== undefined) issues.push({ field: nulAt.length > 200 ? `${nulAt.slice(0, 197)}...` : nulAt, message: `The webhook body ${nulCharacterMessage}` });
 }
 
 /**
@@ -70,33 +70,34 @@ function checkRaw(raw: Record<string, unknown>, field: string, issues: Validatio
  */
 export function validateIssue(input: unknown, issues: ValidationIssue[], field = 'issue'): Issue | undefined {
   if (!isPlainObject(input)) {
-    issues.push({ field, message: `must be an object with at least a title, not ${shown(input)}` });
+    issues.push({ field, message: `The issue must be an object with at least a title, not ${shown(input)}` });
     return undefined;
   }
   const title = typeof input.title === 'string' ? input.title.trim() : '';
   if (!title) issues.push({ field: `${field}.title`, message: 'an issue needs a title' });
-  else if (title.length > maxTitleLength) issues.push({ field: `${field}.title`, message: `is ${title.length} characters long; at most ${maxTitleLength}` });
-  else if (title.includes('\0')) issues.push({ field: `${field}.title`, message: nulCharacterMessage });
+  else if (title.length > maxTitleLength) issues.push({ field: `${field}.title`, message: `The issue title is ${title.length} characters long; the most is ${maxTitleLength}` });
+  else if (title.includes('\0')) issues.push({ field: `${field}.title`, message: `The issue title ${nulCharacterMessage}` });
   const issue: Issue = { title };
   for (const name of issueTextFields) {
     const value = input[name];
     if (value === undefined || value === null) continue;
-    if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `must be text, not ${shown(value)}` });
-    else if (value.length > maxTextLength) issues.push({ field: `${field}.${name}`, message: `is too long (${value.length} characters; at most ${maxTextLength})` });
-    else if (value.includes('\0')) issues.push({ field: `${field}.${name}`, message: nulCharacterMessage });
+    const subject = `The issue ${name === 'url' ? 'URL' : name}`;
+    if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `${subject} must be text, not ${shown(value)}` });
+    else if (value.length > maxTextLength) issues.push({ field: `${field}.${name}`, message: `${subject} is ${value.length} characters long; the most is ${maxTextLength}` });
+    else if (value.includes('\0')) issues.push({ field: `${field}.${name}`, message: `${subject} ${nulCharacterMessage}` });
     else issue[name] = value;
   }
   if (input.labels !== undefined && input.labels !== null) {
-    if (!Array.isArray(input.labels)) issues.push({ field: `${field}.labels`, message: `must be a list of up to 100 texts, not ${shown(input.labels)}` });
-    else if (input.labels.length > 100) issues.push({ field: `${field}.labels`, message: `has ${input.labels.length} labels; at most 100` });
+    if (!Array.isArray(input.labels)) issues.push({ field: `${field}.labels`, message: `The issue labels must be a list of up to 100 texts, not ${shown(input.labels)}` });
+    else if (input.labels.length > 100) issues.push({ field: `${field}.labels`, message: `The issue has ${input.labels.length} labels; the most is 100` });
     else if (!input.labels.every((label) => typeof label === 'string')) {
-      issues.push({ field: `${field}.labels`, message: `must hold only texts, not ${shown(input.labels.find((label) => typeof label !== 'string'))}` });
+      issues.push({ field: `${field}.labels`, message: `The issue labels must all be texts, not ${shown(input.labels.find((label) => typeof label !== 'string'))}` });
     } else if (input.labels.some((label) => label.includes('\0'))) {
-      issues.push({ field: `${field}.labels`, message: `a label ${nulCharacterMessage}` });
+      issues.push({ field: `${field}.labels`, message: `An issue label ${nulCharacterMessage}` });
     } else issue.labels = [...input.labels];
   }
   if (input.raw !== undefined && input.raw !== null) {
-    if (!isPlainObject(input.raw)) issues.push({ field: `${field}.raw`, message: `must be an object, not ${shown(input.raw)}` });
+    if (!isPlainObject(input.raw)) issues.push({ field: `${field}.raw`, message: `The webhook body must be an object, not ${shown(input.raw)}` });
     else {
       const before = issues.length;
       checkRaw(input.raw, `${field}.raw`, issues);
@@ -111,13 +112,14 @@ export function validateVariables(input: unknown, field: string, issues: Validat
   const variables: Record<string, string> = {};
   if (input === undefined || input === null) return variables;
   if (!isPlainObject(input)) {
-    issues.push({ field, message: `must be an object of names to texts, not ${shown(input)}` });
+    issues.push({ field, message: `The variables must be an object of names to texts, not ${shown(input)}` });
     return variables;
   }
   for (const [name, value] of Object.entries(input)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) issues.push({ field: `${field}.${name}`, message: 'a variable name uses letters, digits and _ and does not start with a digit' });
-    else if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `must be text, not ${shown(value)}` });
-    else if (value.includes('\0')) issues.push({ field: `${field}.${name}`, message: nulCharacterMessage });
+    const subject = `The variable ${quote(name)}`;
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) issues.push({ field: `${field}.${name}`, message: `${subject} is not a valid name: use up to 64 letters, digits and _, not starting with a digit` });
+    else if (typeof value !== 'string') issues.push({ field: `${field}.${name}`, message: `${subject} must be text, not ${shown(value)}` });
+    else if (value.includes('\0')) issues.push({ field: `${field}.${name}`, message: `${subject} ${nulCharacterMessage}` });
     else variables[name] = value;
   }
   return variables;
@@ -127,7 +129,7 @@ export function validateVariables(input: unknown, field: string, issues: Validat
 export function validateStartRequest(input: unknown): Required<Pick<StartRunRequest, 'pipelineId' | 'variables'>> & { issue?: Issue } {
   if (!isPlainObject(input)) throw new ValidationError(`startRun takes { pipelineId, issue?, variables? }, not ${shown(input)}`);
   const issues: ValidationIssue[] = [];
-  if (typeof input.pipelineId !== 'string' || !input.pipelineId) issues.push({ field: 'pipelineId', message: 'name the pipeline to run' });
+  if (typeof input.pipelineId !== 'string' || !input.pipelineId) issues.push({ field: 'pipelineId', message: 'Choose the pipeline to run' });
   const issue = input.issue === undefined || input.issue === null ? undefined : validateIssue(input.issue, issues);
   const variables = validateVariables(input.variables, 'variables', issues);
   if (issues.length > 0) throw new ValidationError(issues, 'Run not started:');
@@ -142,19 +144,19 @@ export function validateRunFilter(input: unknown): RunFilter & { limit: number }
   const filter: RunFilter & { limit: number } = { limit: defaultListLimit };
   if (input.status !== undefined && input.status !== null && input.status !== '') {
     if (runStatuses.includes(input.status as RunStatus)) filter.status = input.status as RunStatus;
-    else issues.push({ field: 'status', message: `must be one of ${runStatuses.join(', ')}, not ${shown(input.status)}` });
+    else issues.push({ field: 'status', message: `The status must be one of ${runStatuses.join(', ')}, not ${shown(input.status)}` });
   }
   if (input.pipelineId !== undefined && input.pipelineId !== null && input.pipelineId !== '') {
     if (typeof input.pipelineId === 'string') filter.pipelineId = input.pipelineId;
-    else issues.push({ field: 'pipelineId', message: `must be a pipeline id, not ${shown(input.pipelineId)}` });
+    else issues.push({ field: 'pipelineId', message: `The pipeline must be a pipeline id, not ${shown(input.pipelineId)}` });
   }
   if (input.search !== undefined && input.search !== null && input.search !== '') {
     if (typeof input.search === 'string' && input.search.length <= 500) filter.search = input.search;
-    else issues.push({ field: 'search', message: `must be text of up to 500 characters, not ${shown(input.search)}` });
+    else issues.push({ field: 'search', message: `The search must be text of up to 500 characters, not ${shown(input.search)}` });
   }
   if (input.limit !== undefined && input.limit !== null) {
     if (Number.isInteger(input.limit) && (input.limit as number) >= 1 && (input.limit as number) <= maxListLimit) filter.limit = input.limit as number;
-    else issues.push({ field: 'limit', message: `must be a whole number from 1 to ${maxListLimit}, not ${shown(input.limit)}` });
+    else issues.push({ field: 'limit', message: `The limit must be a whole number from 1 to ${maxListLimit}, not ${shown(input.limit)}` });
   }
   if (issues.length > 0) throw new ValidationError(issues, 'Bad run filter:');
   return filter;
@@ -191,7 +193,7 @@ function slimStep(step: StepRun): StepRun {
 export function resolveSelection(step: ApprovalStep, selected: unknown): string[] | undefined {
   if (!step.choices) return undefined;
   if (selected !== undefined && selected !== null && !Array.isArray(selected)) {
-    throw new ValidationError(`selected must be a list of option ids such as ["1"], not ${shown(selected)}`);
+    throw new ValidationError(`The choice must be a list of option ids such as ["1"], not ${shown(selected)}`);
   }
   const given = new Set(((selected as unknown[] | undefined) ?? []).filter((id): id is string => typeof id === 'string'));
   const known = step.choices.options.map((_label, index) => String(index + 1)).filter((id) => given.has(id));

@@ -17,21 +17,21 @@ export interface TriggerContext {
   availableKinds: readonly TriggerKind[];
 }
 
-function readStringList(value: unknown, field: string, issues: ValidationIssue[]): string[] | undefined {
+function readStringList(value: unknown, field: string, words: string, issues: ValidationIssue[]): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value) && value.length <= 100 && value.every((item) => typeof item === 'string' && item.length <= 200)) {
     const items = value.map((item: string) => item.trim()).filter(Boolean);
     return items.length > 0 ? items : undefined;
   }
-  issues.push({ field, message: `must be a list of texts, not ${quote(value)}` });
+  issues.push({ field, message: `The ${words} must be a list of texts, not ${quote(value)}` });
   return undefined;
 }
 
-/** Names of states or labels for started / succeeded / failed: trimmed, blanks dropped. */
-function readMarks(value: unknown, field: string, issues: ValidationIssue[]): WriteBackMarks | undefined {
+/** Names of states or labels (`what`) for started / succeeded / failed: trimmed, blanks dropped. */
+function readMarks(value: unknown, field: string, what: string, issues: ValidationIssue[]): WriteBackMarks | undefined {
   if (value === undefined || value === null) return undefined;
   if (!isPlainObject(value)) {
-    issues.push({ field, message: `must be { started?, succeeded?, failed? } with names, not ${quote(value)}` });
+    issues.push({ field, message: `The write-back ${what} must be { started?, succeeded?, failed? } with names, not ${quote(value)}` });
     return undefined;
   }
   const marks: WriteBackMarks = {};
@@ -40,7 +40,7 @@ function readMarks(value: unknown, field: string, issues: ValidationIssue[]): Wr
     if (name === undefined || name === null || name === '') continue;
     if (typeof name === 'string' && name.trim().length <= 200) {
       if (name.trim()) marks[moment] = name.trim();
-    } else issues.push({ field: `${field}.${moment}`, message: `must be a name of up to 200 characters, not ${quote(name)}` });
+    } else issues.push({ field: `${field}.${moment}`, message: `The ${what.slice(0, -1)} for “${moment}” must be a name of up to 200 characters, not ${quote(name)}` });
   }
   return Object.keys(marks).length > 0 ? marks : undefined;
 }
@@ -56,48 +56,48 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
   const trigger: Omit<TriggerConfig, 'id'> & { id?: string } = { name: '', kind: 'webhook', enabled: true, pipelineId: '' };
   if (input.id !== undefined && input.id !== null && input.id !== '') {
     if (isId(input.id, 'trg')) trigger.id = input.id;
-    else issues.push({ field: 'id', message: `is not a trigger id: ${quote(input.id)}` });
+    else issues.push({ field: 'id', message: `The id ${quote(input.id)} is not a trigger id` });
   }
   if (typeof input.name === 'string' && input.name.trim() && input.name.trim().length <= 200) trigger.name = input.name.trim();
-  else issues.push({ field: 'name', message: 'a trigger needs a name (up to 200 characters)' });
+  else issues.push({ field: 'name', message: 'The name is empty or too long: a trigger needs a name of up to 200 characters' });
   if (!triggerKinds.includes(input.kind as TriggerKind)) {
-    issues.push({ field: 'kind', message: `must be one of ${triggerKinds.join(', ')}, not ${quote(input.kind)}` });
+    issues.push({ field: 'kind', message: `The kind must be one of ${triggerKinds.join(', ')}, not ${quote(input.kind)}` });
   } else if (!context.availableKinds.includes(input.kind as TriggerKind)) {
-    issues.push({ field: 'kind', message: `${input.kind} triggers are not available in this version of Factory yet` });
+    issues.push({ field: 'kind', message: `The kind ${input.kind} is not available in this version of Factory yet` });
   } else {
     trigger.kind = input.kind as TriggerKind;
   }
   if (input.enabled !== undefined) {
     if (typeof input.enabled === 'boolean') trigger.enabled = input.enabled;
-    else issues.push({ field: 'enabled', message: `must be true or false, not ${quote(input.enabled)}` });
+    else issues.push({ field: 'enabled', message: `The switch must be true or false, not ${quote(input.enabled)}` });
   }
   if (typeof input.pipelineId === 'string' && context.pipelineIds.includes(input.pipelineId)) trigger.pipelineId = input.pipelineId;
-  else issues.push({ field: 'pipelineId', message: `choose the pipeline the trigger runs (no pipeline ${quote(input.pipelineId)})` });
+  else issues.push({ field: 'pipelineId', message: chooseMessage('pipeline', 'the trigger runs', input.pipelineId) });
   if (trigger.kind !== 'webhook') {
     if (typeof input.connectionId === 'string' && context.connectionIds.includes(input.connectionId)) trigger.connectionId = input.connectionId;
-    else issues.push({ field: 'connectionId', message: `choose the account the trigger uses (no connection ${quote(input.connectionId)})` });
+    else issues.push({ field: 'connectionId', message: chooseMessage('account', 'the trigger uses', input.connectionId) });
   }
   if (input.webhookSecret !== undefined && input.webhookSecret !== null) {
     if (typeof input.webhookSecret === 'string' && input.webhookSecret.length <= 500 && !/[\r\n\0]/.test(input.webhookSecret)) trigger.webhookSecret = input.webhookSecret.trim();
-    else issues.push({ field: 'webhookSecret', message: 'must be text of up to 500 characters on one line' });
+    else issues.push({ field: 'webhookSecret', message: 'The webhook secret must be text of up to 500 characters on one line' });
   }
   if (input.pollIntervalSec !== undefined && input.pollIntervalSec !== null && trigger.kind !== 'webhook') {
     const value = input.pollIntervalSec;
     if (Number.isInteger(value) && (value as number) >= minimumPollIntervalSec && (value as number) <= 86_400) trigger.pollIntervalSec = value as number;
-    else issues.push({ field: 'pollIntervalSec', message: `must be a whole number of seconds from ${minimumPollIntervalSec} to 86400, not ${quote(value)}` });
+    else issues.push({ field: 'pollIntervalSec', message: `The poll interval must be a whole number of seconds from ${minimumPollIntervalSec} to 86400, not ${quote(value)}` });
   }
   if (input.filter !== undefined && input.filter !== null && trigger.kind !== 'webhook') {
-    if (!isPlainObject(input.filter)) issues.push({ field: 'filter', message: `must be an object, not ${quote(input.filter)}` });
+    if (!isPlainObject(input.filter)) issues.push({ field: 'filter', message: `The filter must be an object, not ${quote(input.filter)}` });
     else {
       const filter: NonNullable<TriggerConfig['filter']> = {};
       for (const name of ['team', 'repo', 'query', 'assignee'] as const) {
         const value = input.filter[name];
         if (value === undefined || value === null || value === '') continue;
         if (typeof value === 'string' && value.length <= 2000) filter[name] = value.trim();
-        else issues.push({ field: `filter.${name}`, message: `must be text, not ${quote(value)}` });
+        else issues.push({ field: `filter.${name}`, message: `The ${name === 'repo' ? 'repository' : name} filter must be text, not ${quote(value)}` });
       }
       for (const name of ['labels', 'states'] as const) {
-        const list = readStringList(input.filter[name], `filter.${name}`, issues);
+        const list = readStringList(input.filter[name], `filter.${name}`, `${name} filter`, issues);
         if (list) filter[name] = list;
       }
       if (Object.keys(filter).length > 0) trigger.filter = filter;
@@ -106,11 +106,11 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
   if (input.writeBack !== undefined && input.writeBack !== null && trigger.kind !== 'webhook') {
     const writeBack = input.writeBack;
     if (!isPlainObject(writeBack) || (writeBack.comment !== undefined && typeof writeBack.comment !== 'boolean')) {
-      issues.push({ field: 'writeBack', message: `must be { comment: true or false, states?, labels? }, not ${quote(writeBack)}` });
+      issues.push({ field: 'writeBack', message: `The write-back must be { comment: true or false, states?, labels? }, not ${quote(writeBack)}` });
     } else {
       trigger.writeBack = { comment: writeBack.comment === true };
       for (const name of ['states', 'labels'] as const) {
-        const marks = readMarks(writeBack[name], `writeBack.${name}`, issues);
+        const marks = readMarks(writeBack[name], `writeBack.${name}`, name, issues);
         if (marks) trigger.writeBack[name] = marks;
       }
     }
@@ -131,16 +131,16 @@ export function validateConnection(input: unknown, availableKinds: readonly Conn
   if (!isPlainObject(input)) throw new ValidationError(`An account must be an object, not ${quote(input)}`);
   const issues: ValidationIssue[] = [];
   const kind = input.kind as ConnectionKind;
-  if (!connectionKinds.includes(kind)) issues.push({ field: 'kind', message: `must be one of ${connectionKinds.join(', ')}, not ${quote(input.kind)}` });
+  if (!connectionKinds.includes(kind)) issues.push({ field: 'kind', message: `The service must be one of ${connectionKinds.join(', ')}, not ${quote(input.kind)}` });
   else if (!availableKinds.includes(kind)) issues.push({ field: 'kind', message: `${kind} accounts are not available in this version of Factory yet` });
   const connection: Omit<Connection, 'id' | 'token'> & { id?: string; token?: string } = { kind, name: '' };
   if (input.id !== undefined && input.id !== null && input.id !== '') {
     if (isId(input.id, 'con')) connection.id = input.id;
-    else issues.push({ field: 'id', message: `is not an account id: ${quote(input.id)}` });
+    else issues.push({ field: 'id', message: `The id ${quote(input.id)} is not an account id` });
   }
   if (input.name !== undefined && input.name !== null) {
     if (typeof input.name === 'string' && input.name.trim().length <= 100) connection.name = input.name.trim();
-    else issues.push({ field: 'name', message: 'must be a name of up to 100 characters' });
+    else issues.push({ field: 'name', message: 'The name must be text of up to 100 characters' });
   }
   if (input.baseUrl !== undefined && input.baseUrl !== null && input.baseUrl !== '') {
     const url = typeof input.baseUrl === 'string' ? parseUrl(input.baseUrl.trim()) : undefined;
@@ -149,15 +149,21 @@ export function validateConnection(input: unknown, availableKinds: readonly Conn
   }
   if (input.email !== undefined && input.email !== null && input.email !== '') {
     if (typeof input.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(input.email.trim()) && input.email.length <= 320) connection.email = input.email.trim();
-    else issues.push({ field: 'email', message: `must be an email address, not ${quote(input.email)}` });
+    else issues.push({ field: 'email', message: `The email must be an email address, not ${quote(input.email)}` });
   }
   if (input.token !== undefined && input.token !== null && input.token !== '') {
     // Printable ASCII on one line: a token goes into an HTTP header as it is.
     if (typeof input.token === 'string' && /^[\x21-\x7e]{1,10000}$/.test(input.token.trim())) connection.token = input.token.trim();
-    else issues.push({ field: 'token', message: 'must be the key or token as the service shows it: one line of printable characters, no spaces' });
+    else issues.push({ field: 'token', message: 'The token must be the key or token as the service shows it: one line of printable characters, no spaces' });
   }
   if (issues.length > 0) throw new ValidationError(issues, 'Account not saved:');
   return connection;
+}
+
+/** "choose the pipeline the trigger runs", and why the one chosen cannot be used. */
+function chooseMessage(what: string, role: string, value: unknown): string {
+  const chosen = typeof value === 'string' && value !== '' ? ` (the ${what} ${quote(value)} no longer exists)` : '';
+  return `choose the ${what} ${role}${chosen}`;
 }
 
 function parseUrl(text: string): URL | undefined {

@@ -8,6 +8,7 @@ import { buildStepEnvironment } from '../engine/environment';
 import { runProcess, type ProcessResult, type RunProcessOptions } from '../engine/process';
 import { formatDuration } from '../core/runs';
 import type { StepOutcome, StepRunner } from '../engine/steps';
+import { notInstalledMessage } from './builtins';
 import { buildInvocation } from './invocation';
 import { createParser } from './parsers';
 
@@ -86,7 +87,7 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
     const environment = buildStepEnvironment({}, attempt.secrets, attempt.environment, stepEnvironment(attempt.template), definition.env);
     const parser = createParser(definition.output);
     const commandPath = await options.resolveCommand(definition);
-    if (!commandPath) return { status: 'failed', error: `${definition.name} is not installed: \`${definition.command}\` was not found on PATH or in the usual folders` };
+    if (!commandPath) return { status: 'failed', error: notInstalledMessage(definition) };
 
     attempt.log(`$ ${[invocation.command, ...invocation.args.map((arg) => (arg === prompt ? '<prompt>' : arg))].join(' ')}`, 'info');
     const stallMs = (step.stallSec ?? defaultStallSec) * 1000;

@@ -24,6 +24,7 @@ const claude: HarnessDefinition = {
   // No CLI command lists models: the aliases the CLI accepts.
   models: ['sonnet', 'opus', 'haiku'],
   output: 'claude-stream-json',
+  install: 'npm install -g @anthropic-ai/claude-code',
 };
 
 /** OpenAI Codex: `-` reads the prompt from stdin; without --skip-git-repo-check exec refuses non-git folders. */
@@ -38,6 +39,7 @@ const codex: HarnessDefinition = {
   versionArgs: ['--version'],
   models: ['gpt-5-codex', 'gpt-5'],
   output: 'codex-json',
+  install: 'npm install -g @openai/codex',
 };
 
 /** Gemini CLI: headless when stdin is not a terminal; the prompt comes on stdin instead of `-p`. */
@@ -52,6 +54,7 @@ const gemini: HarnessDefinition = {
   versionArgs: ['--version'],
   models: ['gemini-2.5-pro', 'gemini-2.5-flash'],
   output: 'gemini-stream-json',
+  install: 'npm install -g @google/gemini-cli',
 };
 
 /**
@@ -70,6 +73,7 @@ const opencode: HarnessDefinition = {
   modelsArgs: ['models'],
   models: [],
   output: 'opencode-json',
+  install: 'npm install -g opencode-ai',
 };
 
 /** Cursor CLI: the binary is `agent` (`cursor-agent` is the legacy name, see alternativeCommands). */
@@ -85,6 +89,7 @@ const cursor: HarnessDefinition = {
   modelsArgs: ['--list-models'],
   models: ['auto'],
   output: 'cursor-stream-json',
+  install: 'curl https://cursor.com/install -fsS | bash',
 };
 
 /** Amp: execute mode reads the prompt from stdin; there is no model flag. */
@@ -99,6 +104,7 @@ const amp: HarnessDefinition = {
   versionArgs: ['--version'],
   models: [],
   output: 'amp-stream-json',
+  install: 'npm install -g @sourcegraph/amp',
 };
 
 /** Every built-in harness, in the order the UI lists them. Ids match `builtInHarnessIds` in engine/config. */
@@ -115,4 +121,10 @@ export const alternativeCommands: Readonly<Record<string, readonly string[]>> = 
 /** The built-in harness with this id, or undefined. */
 export function findBuiltInHarness(id: string): HarnessDefinition | undefined {
   return builtInHarnesses.find((harness) => harness.id === id);
+}
+
+/** Why a harness cannot run on this machine, and how to install it (built-ins carry `install`). */
+export function notInstalledMessage(harness: Pick<HarnessDefinition, 'name' | 'command' | 'install'>): string {
+  const how = harness.install ? `; install it with \`${harness.install}\`, then choose Detect again on Harnesses` : '';
+  return `${harness.name} is not installed: \`${harness.command}\` was not found on PATH or in the usual folders${how}`;
 }

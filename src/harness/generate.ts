@@ -10,6 +10,7 @@ import { ConflictError, ValidationError, errorMessage, quote } from '../core/err
 import { isPlainObject } from '../core/settings';
 import { buildStepEnvironment } from '../engine/environment';
 import { runProcess, type ProcessResult, type RunProcessOptions } from '../engine/process';
+import { notInstalledMessage } from './builtins';
 import { buildInvocation } from './invocation';
 import { createParser } from './parsers';
 
@@ -87,14 +88,14 @@ export class Generator {
 
   /** Runs the harness once with `prompt`; resolves with its final answer. */
   private async ask(harnessId: unknown, model: unknown, prompt: string, signal: AbortSignal): Promise<string> {
-    if (typeof harnessId !== 'string') throw new ValidationError(`harnessId must name a harness, not ${quote(harnessId)}`);
+    if (typeof harnessId !== 'string') throw new ValidationError(`Choose the harness that writes, not ${quote(harnessId)}`);
     const definition = this.options.harness(harnessId);
     if (!definition) throw new ValidationError(`No harness \`${harnessId}\``);
     if (!definition.enabled) throw new ConflictError(`The harness ${definition.name} is switched off in Harnesses`);
     const invocation = buildInvocation(definition, { prompt, model: typeof model === 'string' ? model : '' });
     const parser = createParser(definition.output);
     const commandPath = await this.options.resolveCommand(definition);
-    if (!commandPath) throw new ConflictError(`${definition.name} is not installed: \`${definition.command}\` was not found`);
+    if (!commandPath) throw new ConflictError(notInstalledMessage(definition));
     const folder = await mkdtemp(join(tmpdir(), 'factory-generate-'));
     const errors: string[] = [];
     try {
@@ -128,7 +129,7 @@ export class Generator {
   /** Writes a prompt, system prompt or shell command from the user's instructions. */
   async generateText(request: GenerateTextRequest): Promise<string> {
     if (!isPlainObject(request)) throw new ValidationError(`generateText takes a request object, not ${quote(request)}`);
-    if (!(request.target in targetNames)) throw new ValidationError(`target must be prompt, systemPrompt or command, not ${quote(request.target)}`);
+    if (!(request.target in targetNames)) throw new ValidationError(`The target must be prompt, systemPrompt or command, not ${quote(request.target)}`);
     if (typeof request.instructions !== 'string' || !request.instructions.trim()) throw new ValidationError('Say what the text should do (instructions)');
     const requestId = typeof request.requestId === 'string' && request.requestId ? request.requestId : undefined;
     const controller = new AbortController();

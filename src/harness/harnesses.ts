@@ -14,7 +14,7 @@ import { isPlainObject } from '../core/settings';
 import type { ConfigService } from '../engine/config';
 import { runProcess } from '../engine/process';
 import type { ConfigFile } from '../store/data-store';
-import { alternativeCommands, builtInHarnesses, findBuiltInHarness } from './builtins';
+import { alternativeCommands, builtInHarnesses, findBuiltInHarness, notInstalledMessage } from './builtins';
 import { promptElement } from './invocation';
 
 /** How long a version command may take before the harness is reported as `timed out`. */
@@ -29,6 +29,9 @@ const VERSION_MAX_LENGTH = 200;
 /** The fields a user may change; `id` and `builtIn` are decided by the service. */
 const editableFields = ['name', 'enabled', 'command', 'args', 'promptVia', 'versionArgs', 'modelsArgs', 'models', 'output', 'env'] as const;
 type EditableField = (typeof editableFields)[number];
+
+/** The fields that take lists, as a message names them. */
+const listWords: Record<string, string> = { args: 'arguments', versionArgs: 'version arguments', modelsArgs: 'models arguments', models: 'models' };
 
 /** What a new custom harness gets for the fields its input leaves out. */
 const customDefaults = { enabled: true, args: [], promptVia: 'stdin', versionArgs: ['--version'], models: [], output: 'text' };
@@ -139,7 +142,7 @@ export class HarnessService {
 
   /** Enables or disables a harness (a disabled one is neither detected nor offered). */
   async setHarnessEnabled(id: unknown, enabled: unknown): Promise<void> {
-    if (typeof enabled !== 'boolean') throw new ValidationError([{ field: 'enabled', message: `must be true or false, not ${quote(enabled)}` }]);
+    if (typeof enabled !== 'boolean') throw new ValidationError([{ field: 'enabled', message: `The switch must be true or false, not ${quote(enabled)}` }]);
     return this.config.update((config) => {
       const harness = this.list(config).find((candidate) => candidate.id === id);
       if (!harness) throw new NotFoundError(`No harness with id ${quote(id)}`);
@@ -232,7 +235,7 @@ export class HarnessService {
 
   private async detect(harness: HarnessDefinition): Promise<HarnessStatus> {
     const path = await this.resolveCommand(harness);
-    if (!path) return { installed: false, error: `\`${harness.command}\` was not found on PATH or in the usual folders` };
+    if (!path) return { installed: false, error: notInstalledMessage(harness) };
     const lines: { out: string[]; err: string[] } = { out: [], err: [] };
     const result = await runProcess({
       command: path, args: harness.versionArgs, cwd: this.workingFolder, env: this.environmentFor(path, harness.env),
@@ -303,29 +306,29 @@ export function parseModelList(output: string): string[] {
 export function checkDefinition(input: Record<string, unknown>, formats: readonly string[]): Omit<HarnessDefinition, 'id' | 'builtIn'> {
   const issues: ValidationIssue[] = [];
   const name = typeof input.name === 'string' ? input.name.trim() : '';
-  if (!name) issues.push({ field: 'name', message: `must be a non-empty text, not ${quote(input.name)}` });
-  if (typeof input.enabled !== 'boolean') issues.push({ field: 'enabled', message: `must be true or false, not ${quote(input.enabled)}` });
+  if (!name) issues.push({ field: 'name', message: 'The name is empty: give the harness a name' });
+  if (typeof input.enabled !== 'boolean') issues.push({ field: 'enabled', message: `The switch must be true or false, not ${quote(input.enabled)}` });
   const command = checkCommand(input.command, issues);
   const args = checkStringList('args', input.args, issues);
   const promptVia = input.promptVia;
-  if (promptVia !== 'stdin' && promptVia !== 'arg') issues.push({ field: 'promptVia', message: `must be 'stdin' or 'arg', not ${quote(promptVia)}` });
+  if (promptVia !== 'stdin' && promptVia !== 'arg') issues.push({ field: 'promptVia', message: `The way the prompt goes in must be 'stdin' or 'arg', not ${quote(promptVia)}` });
   checkPlaceholders('args', args, issues);
   const promptElements = args.filter((element) => element.includes(promptElement));
   if (promptVia === 'arg' && (promptElements.length !== 1 || promptElements[0] !== promptElement)) {
-    issues.push({ field: 'args', message: `promptVia 'arg' needs exactly one element that is \`${promptElement}\` (the whole prompt as one argument), found ${quote(promptElements)}` });
+    issues.push({ field: 'args', message: `The arguments need exactly one line that is \`${promptElement}\` (the whole prompt as one argument) when the prompt goes in as an argument (promptVia 'arg'), not ${quote(promptElements)}` });
   }
   if (promptVia === 'stdin' && promptElements.length > 0) {
-    issues.push({ field: 'args', message: `promptVia 'stdin' sends the prompt on stdin: remove \`${promptElement}\` from the args or choose 'arg'` });
+    issues.push({ field: 'args', message: `The arguments hold \`${promptElement}\`, but the prompt goes in on stdin (promptVia 'stdin'): remove it or choose an argument` });
   }
   const versionArgs = checkStringList('versionArgs', input.versionArgs, issues);
   const modelsArgs = input.modelsArgs === undefined ? [] : checkStringList('modelsArgs', input.modelsArgs, issues);
   for (const [field, list] of [['versionArgs', versionArgs], ['modelsArgs', modelsArgs]] as const) {
-    if (list.some((element) => element.match(anyPlaceholderPattern))) issues.push({ field, message: `cannot use placeholders: ${quote(list)}` });
+    if (list.some((element) => element.match(anyPlaceholderPattern))) issues.push({ field, message: `The ${listWords[field]} cannot use placeholders: ${quote(list)}` });
   }
   const models = checkModels(input.models, issues);
   const output = input.output;
   if (typeof output !== 'string' || !formats.includes(output)) {
-    issues.push({ field: 'output', message: `unknown output format ${quote(output)}: choose one of ${formats.join(', ')}` });
+    issues.push({ field: 'output', message: `The output format ${quote(output)} is unknown: choose one of ${formats.join(', ')}` });
   }
   const env = checkEnvironment(input.env, issues);
   if (issues.length > 0) throw new ValidationError(issues, `Harness ${quote(name || input.id)} not saved:`);
@@ -341,25 +344,25 @@ export function checkDefinition(input: Record<string, unknown>, formats: readonl
 
 function checkCommand(value: unknown, issues: ValidationIssue[]): string {
   const command = typeof value === 'string' ? value.trim() : '';
-  if (!command) issues.push({ field: 'command', message: `must be a non-empty program name or path, not ${quote(value)}` });
-  else if (command.includes('\0')) issues.push({ field: 'command', message: `contains a NUL character: ${quote(command)}` });
+  if (!command) issues.push({ field: 'command', message: 'The command is empty: name a program on the PATH, or an absolute path' });
+  else if (command.includes('\0')) issues.push({ field: 'command', message: `The command holds a NUL character: ${quote(command)}` });
   return command;
 }
 
 function checkStringList(field: string, value: unknown, issues: ValidationIssue[]): string[] {
   if (!Array.isArray(value) || value.some((element) => typeof element !== 'string')) {
-    issues.push({ field, message: `must be a list of texts, not ${quote(value)}` });
+    issues.push({ field, message: `The ${listWords[field]} must be a list of texts, not ${quote(value)}` });
     return [];
   }
   const nul = value.find((element: string) => element.includes('\0'));
-  if (nul !== undefined) issues.push({ field, message: `contains a NUL character: ${quote(nul)}` });
+  if (nul !== undefined) issues.push({ field, message: `The ${listWords[field]} hold a NUL character: ${quote(nul)}` });
   return [...value];
 }
 
 function checkPlaceholders(field: string, list: readonly string[], issues: ValidationIssue[]): void {
   for (const element of list) {
     for (const match of element.matchAll(anyPlaceholderPattern)) {
-      if (!knownPlaceholders.has(match[0])) issues.push({ field, message: `unknown placeholder ${quote(match[0])}: use {{prompt}}, {{model}} or {{systemPrompt}}` });
+      if (!knownPlaceholders.has(match[0])) issues.push({ field, message: `The ${listWords[field]} use an unknown placeholder ${quote(match[0])}: use {{prompt}}, {{model}} or {{systemPrompt}}` });
     }
   }
 }
@@ -372,13 +375,13 @@ function checkModels(value: unknown, issues: ValidationIssue[]): string[] {
 function checkEnvironment(value: unknown, issues: ValidationIssue[]): Record<string, string> | undefined {
   if (value === undefined || value === null) return undefined;
   if (!isPlainObject(value)) {
-    issues.push({ field: 'env', message: `must be an object of names to texts, not ${quote(value)}` });
+    issues.push({ field: 'env', message: `The environment must be an object of names to texts, not ${quote(value)}` });
     return undefined;
   }
   const env: Record<string, string> = {};
   for (const [name, text] of Object.entries(value)) {
-    if (!environmentNamePattern.test(name)) issues.push({ field: `env.${name}`, message: `${quote(name)} is not a valid variable name` });
-    else if (typeof text !== 'string' || text.includes('\0')) issues.push({ field: `env.${name}`, message: `must be a text without NUL, not ${quote(text)}` });
+    if (!environmentNamePattern.test(name)) issues.push({ field: `env.${name}`, message: `The environment variable ${quote(name)} is not a valid name: use letters, digits and _, not starting with a digit` });
+    else if (typeof text !== 'string' || text.includes('\0')) issues.push({ field: `env.${name}`, message: `The environment variable ${quote(name)} must be a text without NUL, not ${quote(text)}` });
     else env[name] = text;
   }
   return env;

@@ -81,7 +81,7 @@ export function buildInvocation(
     if (isWholePlaceholder && previousIsLiteralFlag && rendered.startsWith('-')) {
       const flag = args.at(-1)!;
       if (!flag.startsWith('--')) {
-        throw new ValidationError([{ field: names[0]!, message: `${quote(rendered)} starts with \`-\` and would be read as a flag after \`${flag}\`` }]);
+        throw new ValidationError([{ field: names[0]!, message: `The ${valueWords(names[0]!)} ${quote(rendered)} starts with \`-\` and would be read as a flag after \`${flag}\`` }]);
       }
       args[args.length - 1] = `${flag}=${rendered}`;
     } else {
@@ -91,14 +91,19 @@ export function buildInvocation(
   }
 
   if (definition.promptVia === 'arg') {
-    if (!promptPlaced) throw new ValidationError([{ field: 'args', message: `promptVia 'arg' needs a \`${promptElement}\` element in ${quote(definition.args)}` }]);
+    if (!promptPlaced) throw new ValidationError([{ field: 'args', message: `The arguments need a \`${promptElement}\` line when the prompt goes in as an argument (promptVia 'arg'), not ${quote(definition.args)}` }]);
     return { command: definition.command, args };
   }
   return { command: definition.command, args, stdin: prompt };
 }
 
+/** `systemPrompt` → "system prompt": a value as a message names it. */
+function valueWords(field: string): string {
+  return field.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`);
+}
+
 function checkValue(field: string, value: string): string {
-  if (typeof value !== 'string') throw new ValidationError([{ field, message: `must be text, not ${quote(value)}` }]);
-  if (value.includes('\0')) throw new ValidationError([{ field, message: `contains a NUL character, which a command line cannot carry: ${quote(value)}` }]);
+  if (typeof value !== 'string') throw new ValidationError([{ field, message: `The ${valueWords(field)} must be text, not ${quote(value)}` }]);
+  if (value.includes('\0')) throw new ValidationError([{ field, message: `The ${valueWords(field)} holds a NUL character, which a command line cannot carry: ${quote(value)}` }]);
   return value;
 }

@@ -97,45 +97,45 @@ validation('refuses an id that is not a pipeline id, quoting it', () => {
 validation('refuses input that is not an object', () => {
   for (const input of [null, undefined, 42, 'pipeline', [pipelineInput()], true]) {
     const error = validationErrorOf(() => validatePipeline(input, context, now));
-    assert.match(error.message, 'a pipeline must be an object');
+    assert.match(error.message, 'A pipeline must be an object');
   }
 });
 
 validation('a pipeline needs a name of at most 200 characters', () => {
-  assertIssue(issuesOf(pipelineInput({ name: undefined })), 'name', 'needs a name');
-  assertIssue(issuesOf(pipelineInput({ name: '   ' })), 'name', 'needs a name');
-  assertIssue(issuesOf(pipelineInput({ name: 7 })), 'name', 'must be text', '`7`');
+  assertIssue(issuesOf(pipelineInput({ name: undefined })), 'name', 'The name is empty: give the pipeline a name');
+  assertIssue(issuesOf(pipelineInput({ name: '   ' })), 'name', 'The name is empty');
+  assertIssue(issuesOf(pipelineInput({ name: 7 })), 'name', 'The name must be text, not `7`');
   assertIssue(issuesOf(pipelineInput({ name: 'x'.repeat(201) })), 'name', '201 characters', 'the most is 200');
 });
 
 validation('a pipeline belongs to a known project', () => {
-  assertIssue(issuesOf(pipelineInput({ projectId: undefined })), 'projectId', 'belongs to a project');
-  assertIssue(issuesOf(pipelineInput({ projectId: 'prj_ffffffffffffffff' })), 'projectId', '`prj_ffffffffffffffff` is not a known project');
+  assertIssue(issuesOf(pipelineInput({ projectId: undefined })), 'projectId', 'The project is not chosen: a pipeline belongs to a project');
+  assertIssue(issuesOf(pipelineInput({ projectId: 'prj_ffffffffffffffff' })), 'projectId', 'The project `prj_ffffffffffffffff` is not a known project');
 });
 
 validation('variables map valid names to text', () => {
-  assertIssue(issuesOf(pipelineInput({ variables: ['a'] })), 'variables', 'must be an object', 'a list');
-  assertIssue(issuesOf(pipelineInput({ variables: { 'my var': 'x' } })), 'variables', '`my var` is not a valid name');
+  assertIssue(issuesOf(pipelineInput({ variables: ['a'] })), 'variables', 'The variables must be an object', 'a list');
+  assertIssue(issuesOf(pipelineInput({ variables: { 'my var': 'x' } })), 'variables', 'The variables include `my var`, which is not a valid name');
   assertIssue(issuesOf(pipelineInput({ variables: { '1st': 'x' } })), 'variables', '`1st`');
-  assertIssue(issuesOf(pipelineInput({ variables: { branch: 5 } })), 'variables.branch', 'must be text', '`5`');
+  assertIssue(issuesOf(pipelineInput({ variables: { branch: 5 } })), 'variables.branch', 'The variable `branch` must be text, not `5`');
   assert.equal(validatePipeline(pipelineInput({ variables: null }), context, now).variables, {});
 });
 
 validation('a harness named by the pipeline must be a known harness', () => {
-  assertIssue(issuesOf(pipelineInput({ harnessId: 'gpt-cli' })), 'harnessId', '`gpt-cli` is not a known harness', 'claude, codex');
+  assertIssue(issuesOf(pipelineInput({ harnessId: 'gpt-cli' })), 'harnessId', 'The harness `gpt-cli` is not a known harness: choose one of claude, codex');
 });
 
 validation('maxParallelRuns is a whole number from 1 to 100', () => {
   for (const bad of [0, 101, 1.5, '3', -1]) {
-    assertIssue(issuesOf(pipelineInput({ maxParallelRuns: bad })), 'maxParallelRuns', 'from 1 to 100', JSON.stringify(bad).replace(/"/g, ''));
+    assertIssue(issuesOf(pipelineInput({ maxParallelRuns: bad })), 'maxParallelRuns', 'The maximum of parallel runs must be a whole number from 1 to 100', JSON.stringify(bad).replace(/"/g, ''));
   }
   assert.is(validatePipeline(pipelineInput({ maxParallelRuns: 100 }), context, now).maxParallelRuns, 100);
 });
 
 validation('a pipeline needs 1 to 100 steps in a list', () => {
-  assertIssue(issuesOf(pipelineInput({ steps: [] })), 'steps', 'at least one step');
+  assertIssue(issuesOf(pipelineInput({ steps: [] })), 'steps', 'The list of steps is empty: a pipeline needs at least one step');
   assertIssue(issuesOf(pipelineInput({ steps: undefined })), 'steps', 'at least one step');
-  assertIssue(issuesOf(pipelineInput({ steps: { build: shell('build', 'make') } })), 'steps', 'must be a list');
+  assertIssue(issuesOf(pipelineInput({ steps: { build: shell('build', 'make') } })), 'steps', 'The list of steps must be a list');
   const many = Array.from({ length: 101 }, (_, index) => shell(`s${index}`, 'true'));
   assertIssue(issuesOf(pipelineInput({ steps: many })), 'steps', 'has 101 steps', 'the most is 100');
   assert.is(validatePipeline(pipelineInput({ steps: many.slice(0, 100) }), context, now).steps.length, 100);
@@ -149,7 +149,9 @@ validation('reports every issue at once, one line each', () => {
   const fields = error.issues.map((issue) => issue.field);
   assert.equal(fields, ['projectId', 'name', 'steps.build.command', 'steps.#2.id', 'steps.ok.kind']);
   assert.is(error.message.split('\n').length, 5);
-  assert.match(error.message, 'steps.build.command: a shell step needs a command');
+  assert.match(error.message, 'steps.build.command: Step 1: the command is empty: a shell step runs a command');
+  assert.match(error.message, 'steps.#2.id: Step 2: the id `Fix` may use only a–z, 0–9, - and _, starting with a letter');
+  assert.match(error.message, 'steps.ok.kind: Step 3: the kind `robot` is not a step kind; use one of shell, agent, approval');
 });
 
 // ───────────────────────────── validatePipeline: steps ─────────────────────────────
@@ -158,7 +160,7 @@ const steps = suite('validatePipeline steps');
 
 steps('a step is an object; the field names its position when it has no usable id', () => {
   const issues = issuesOf(withSteps(shell('build', 'make'), null, 3, ['x']));
-  assertIssue(issues, 'steps.#2', 'a step must be an object', '`null`');
+  assertIssue(issues, 'steps.#2', 'Step 2 must be an object, not `null`');
   assertIssue(issues, 'steps.#3', '`3`');
   assertIssue(issues, 'steps.#4', 'a list');
 });
@@ -168,25 +170,25 @@ steps('a step id is lowercase, starts with a letter and has at most 40 character
   assert.ok(stepIdPattern.test('build_2-x'));
   for (const bad of ['Build', '2build', '-x', 'a'.repeat(41), 'with space', 'ü']) {
     assert.not.ok(stepIdPattern.test(bad), bad);
-    assertIssue(issuesOf(withSteps(shell(bad, 'make'))), 'steps.#1.id', `\`${bad}\``, 'not a valid step id');
+    assertIssue(issuesOf(withSteps(shell(bad, 'make'))), 'steps.#1.id', `Step 1: the id \`${bad}\` may use only a–z, 0–9, - and _`);
   }
-  assertIssue(issuesOf(withSteps({ name: 'Build', kind: 'shell', command: 'make' })), 'steps.#1.id', 'needs an id');
+  assertIssue(issuesOf(withSteps({ name: 'Build', kind: 'shell', command: 'make' })), 'steps.#1.id', 'Step 1: the id is empty');
 });
 
 steps('step ids are unique: the second use is reported, naming the first', () => {
   const issues = issuesOf(withSteps(shell('build', 'make'), shell('test', 'make test'), shell('build', 'make again')));
   assert.is(issues.length, 1);
-  assertIssue(issues, 'steps.#3.id', '`build` is already the id of step #1', 'unique');
+  assertIssue(issues, 'steps.#3.id', 'Step 3: the id `build` is already the id of step 1');
 });
 
 steps('a step needs a name', () => {
-  assertIssue(issuesOf(withSteps({ id: 'build', kind: 'shell', command: 'make' })), 'steps.build.name', 'needs a name');
-  assertIssue(issuesOf(withSteps({ ...shell('build', 'make'), name: ' ' })), 'steps.build.name', 'needs a name');
+  assertIssue(issuesOf(withSteps({ id: 'build', kind: 'shell', command: 'make' })), 'steps.build.name', 'Step 1: the name is empty: give the step a name');
+  assertIssue(issuesOf(withSteps(shell('test', 'make'), { ...shell('build', 'make'), name: ' ' })), 'steps.build.name', 'Step 2: the name is empty');
 });
 
 steps('an unknown kind is refused, naming the valid kinds', () => {
   assertIssue(issuesOf(withSteps({ id: 'deploy', name: 'Deploy', kind: 'docker' })), 'steps.deploy.kind', '`docker` is not a step kind', 'shell, agent, approval');
-  assertIssue(issuesOf(withSteps({ id: 'deploy', name: 'Deploy' })), 'steps.deploy.kind', 'needs a kind', 'shell, agent, approval');
+  assertIssue(issuesOf(withSteps({ id: 'deploy', name: 'Deploy' })), 'steps.deploy.kind', 'Step 1: the kind is missing', 'shell, agent, approval');
 });
 
 steps('retries, timeoutSec and continueOnError are checked on shell and agent steps', () => {
@@ -196,42 +198,42 @@ steps('retries, timeoutSec and continueOnError are checked on shell and agent st
   ));
   assertIssue(issues, 'steps.build.retries', 'from 0 to 10', '`11`');
   assertIssue(issues, 'steps.build.timeoutSec', 'from 1 to 86400', '`0`');
-  assertIssue(issues, 'steps.build.continueOnError', 'true or false', '`yes`');
-  assertIssue(issues, 'steps.fix.retries', '`-1`');
+  assertIssue(issues, 'steps.build.continueOnError', 'Step 1: the switch “Continue the run when this step fails” must be true or false, not `yes`');
+  assertIssue(issues, 'steps.fix.retries', 'Step 2: the retries', '`-1`');
   assertIssue(issues, 'steps.fix.timeoutSec', '`86401`');
   const [step] = validatePipeline(withSteps(shell('build', 'make', { retries: 2, timeoutSec: 60, continueOnError: true })), context, now).steps;
   assert.equal(step, { id: 'build', name: 'build', kind: 'shell', command: 'make', retries: 2, timeoutSec: 60, continueOnError: true });
 });
 
 steps('a shell step needs a command; its env maps valid, unreserved names to text', () => {
-  assertIssue(issuesOf(withSteps(shell('deploy', '  '))), 'steps.deploy.command', 'a shell step needs a command');
+  assertIssue(issuesOf(withSteps(shell('deploy', '  '))), 'steps.deploy.command', 'Step 1: the command is empty: a shell step runs a command');
   const issues = issuesOf(withSteps(shell('deploy', 'make', { env: { 'BAD-NAME': 'x', FACTORY_T1: 'x', TOKEN: 5 } })));
-  assertIssue(issues, 'steps.deploy.env', '`BAD-NAME` is not a valid name');
-  assertIssue(issues, 'steps.deploy.env', '`FACTORY_T1`', 'reserved');
-  assertIssue(issues, 'steps.deploy.env.TOKEN', 'must be text', '`5`');
+  assertIssue(issues, 'steps.deploy.env', 'Step 1: the environment variables include `BAD-NAME`, which is not a valid name');
+  assertIssue(issues, 'steps.deploy.env', 'Step 1: the environment variables include `FACTORY_T1`, which starts with FACTORY_, kept for the values Factory passes to the step');
+  assertIssue(issues, 'steps.deploy.env.TOKEN', 'Step 1: the environment variable `TOKEN` must be text, not `5`');
   const [step] = validatePipeline(withSteps(shell('deploy', 'make', { env: { TOKEN: 'secret' } })), context, now).steps;
   assert.equal((step as Step & { env: unknown }).env, { TOKEN: 'secret' });
 });
 
 steps('an agent step needs a prompt, a known harness and a stall time from 10 s', () => {
   const issues = issuesOf(withSteps(agent('fix', '', { harnessId: 'robot', stallSec: 5 })));
-  assertIssue(issues, 'steps.fix.prompt', 'an agent step needs a prompt');
-  assertIssue(issues, 'steps.fix.harnessId', '`robot` is not a known harness');
-  assertIssue(issues, 'steps.fix.stallSec', 'from 10 to 86400', '`5`');
+  assertIssue(issues, 'steps.fix.prompt', 'Step 1: the prompt is empty: say what the agent should do');
+  assertIssue(issues, 'steps.fix.harnessId', 'Step 1: the harness `robot` is not a known harness');
+  assertIssue(issues, 'steps.fix.stallSec', 'Step 1: the stall warning must be a whole number from 10 to 86400', '`5`');
   const [step] = validatePipeline(withSteps(agent('fix', 'Fix it', { systemPrompt: 'Be brief', harnessId: 'claude', model: ' opus ', stallSec: 10 })), context, now).steps;
   assert.equal(step, { id: 'fix', name: 'fix', kind: 'agent', prompt: 'Fix it', systemPrompt: 'Be brief', harnessId: 'claude', model: 'opus', stallSec: 10 });
 });
 
 steps('an approval step needs a message; its choices have a mode and 1 to 20 distinct labels', () => {
-  assertIssue(issuesOf(withSteps(approval('review', ''))), 'steps.review.message', 'needs a message');
-  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'some', options: ['a'] } }))), 'steps.review.choices.mode', '`some`', 'single or multiple');
+  assertIssue(issuesOf(withSteps(approval('review', ''))), 'steps.review.message', 'Step 1: the message is empty: tell the person what to decide');
+  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'some', options: ['a'] } }))), 'steps.review.choices.mode', 'Step 1: the choice mode `some`', 'single or multiple');
   assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'single', options: [] } }))), 'steps.review.choices.options', 'an empty list');
   assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'single' } }))), 'steps.review.choices.options', 'list of 1 to 20');
-  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'single', options: ['Yes', ' ', 'Yes ', 3] } }))), 'steps.review.choices.options', 'option 2 is empty');
-  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'single', options: ['Yes', 'Yes '] } }))), 'steps.review.choices.options', 'option 2, `Yes`, repeats option 1');
-  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'single', options: ['Yes', 3] } }))), 'steps.review.choices.options', 'option 2 must be text');
+  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'single', options: ['Yes', ' ', 'Yes ', 3] } }))), 'steps.review.choices.options', 'Step 1: the options have an empty label: option 2');
+  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'single', options: ['Yes', 'Yes '] } }))), 'steps.review.choices.options', 'Step 1: the options repeat `Yes`, the label of option 1: option 2');
+  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'single', options: ['Yes', 3] } }))), 'steps.review.choices.options', 'Step 1: the options must be text, not `3`: option 2');
   const many = Array.from({ length: 21 }, (_, index) => `Option ${index}`);
-  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'multiple', options: many } }))), 'steps.review.choices.options', 'has 21 options');
+  assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: { mode: 'multiple', options: many } }))), 'steps.review.choices.options', 'Step 1: the options has 21 options');
   assertIssue(issuesOf(withSteps(approval('review', 'Ok?', { choices: 'Yes,No' }))), 'steps.review.choices', 'must be an object');
 });
 
@@ -250,7 +252,7 @@ references('a reference to a later step names the step and the field', () => {
   const issues = issuesOf(withSteps(approval('review', 'Deployed: {{steps.deploy.output}}'), shell('deploy', 'make deploy')));
   assert.is(issues.length, 1);
   assert.is(issues[0]!.field, 'steps.review.message');
-  assert.is(issues[0]!.message, '`{{steps.deploy.output}}` refers to step `deploy`, which does not come before this step');
+  assert.is(issues[0]!.message, 'Step 1: the message uses `{{steps.deploy.output}}`, but step `deploy` does not come before this step');
 });
 
 references('a step may not refer to itself or to a step that does not exist', () => {
@@ -269,11 +271,11 @@ references('selected and comment come only from approval steps', () => {
 
 references('a placeholder needs a known root and a step reference needs a known field', () => {
   const issues = issuesOf(withSteps(shell('build', 'make'), shell('deploy', 'echo "{{secrets.token}} {{steps.build}} {{steps.build.exitCode}} {{}}"')));
-  assertIssue(issues, 'steps.deploy.command', '`{{secrets.token}}` names nothing Factory fills in', 'issue.<field>', 'vars.<name>', 'workspace');
-  assertIssue(issues, 'steps.deploy.command', '`{{steps.build}}` should name a step and what it gave');
+  assertIssue(issues, 'steps.deploy.command', 'Step 2: the command uses `{{secrets.token}}`, which names nothing Factory fills in', 'issue.<field>', 'vars.<name>', 'workspace');
+  assertIssue(issues, 'steps.deploy.command', 'uses `{{steps.build}}`, which should name a step and what it gave');
   assertIssue(issues, 'steps.deploy.command', '`{{steps.build.exitCode}}`', 'output, selected, comment');
-  assertIssue(issues, 'steps.deploy.command', '`{{}}` names nothing');
-  assertIssue(issuesOf(withSteps(agent('fix', 'Fix {{issue.titel}}'))), 'steps.fix.prompt', '`{{issue.titel}}` names nothing Factory fills in');
+  assertIssue(issues, 'steps.deploy.command', '`{{}}`, which names nothing');
+  assertIssue(issuesOf(withSteps(agent('fix', 'Fix {{issue.titel}}'))), 'steps.fix.prompt', 'Step 1: the prompt uses `{{issue.titel}}`, which names nothing Factory fills in');
 });
 
 references('references are checked in env values, system prompts and approval messages too', () => {
@@ -304,10 +306,10 @@ function warningsFor(...stepList: unknown[]): ValidationIssue[] {
 warnings('warns about a placeholder inside single quotes in a shell command', () => {
   const found = warningsFor(shell('build', `echo '{{issue.title}}' && echo $'{{issue.key}}'`));
   assert.is(found.length, 2);
-  assertIssue(found, 'steps.build.command', '`{{issue.title}}` stands inside single quotes', 'put it in double quotes instead: "{{issue.title}}"');
+  assertIssue(found, 'steps.build.command', 'Step 1: the command has `{{issue.title}}`, which stands inside single quotes', 'put it in double quotes instead: "{{issue.title}}"');
   assertIssue(found, 'steps.build.command', '`{{issue.key}}`');
-  assertIssue(warningsFor(shell('count', `cat <<'EOF'\n{{vars.count}}\nEOF`)), 'steps.count.command', '`{{vars.count}}` stands in a quoted here-document');
-  assertIssue(issuesOf(withSteps(shell('count', 'echo $(( {{vars.count}} + 1 ))'))), 'steps.count.command', '`{{vars.count}}` stands inside $(( ))');
+  assertIssue(warningsFor(shell('count', `cat <<'EOF'\n{{vars.count}}\nEOF`)), 'steps.count.command', 'Step 1: the command has `{{vars.count}}`, which stands in a quoted here-document');
+  assertIssue(issuesOf(withSteps(shell('count', 'echo $(( {{vars.count}} + 1 ))'))), 'steps.count.command', 'Step 1: the command has `{{vars.count}}`, which stands inside $(( ))');
 });
 
 warnings('does not warn about placeholders in double quotes, after escaped quotes, or after a closed quote', () => {
@@ -321,7 +323,7 @@ warnings('warns once per field about a variable with no default, and saving stil
   }), context, now);
   const found = pipelineWarnings(pipeline);
   assert.is(found.length, 1);
-  assertIssue(found, 'steps.build.command', '`{{vars.target}}` has no default');
+  assertIssue(found, 'steps.build.command', 'Step 1: the command uses `{{vars.target}}`, which has no default');
 });
 
 // ───────────────────────────── Templates ─────────────────────────────
@@ -367,7 +369,7 @@ templates('each call gives a new pipeline that shares nothing with the last', ()
 templates('an unknown template is refused, naming the valid ones', () => {
   for (const bad of ['release', '__proto__', 'toString']) {
     const error = validationErrorOf(() => pipelineFromTemplate(bad as PipelineTemplateId, projectId, now));
-    assert.match(error.message, `\`${bad}\` is not a template`);
+    assert.match(error.message, `There is no template \`${bad}\``);
     assert.match(error.message, 'demo, feature, bugfix, blank');
   }
 });
@@ -429,8 +431,8 @@ sharing('importing an export gives back the same pipeline, with env values left 
 });
 
 sharing('import refuses text that is not a Factory export of version 1', () => {
-  assert.match(validationErrorOf(() => parsePipelineExport('hello there')).message, /^not JSON: /);
-  assert.match(validationErrorOf(() => parsePipelineExport('{}')).message, 'not a Factory pipeline export: the field servicePipeline is missing');
+  assert.match(validationErrorOf(() => parsePipelineExport('hello there')).message, /^This is not JSON: /);
+  assert.match(validationErrorOf(() => parsePipelineExport('{}')).message, 'This is not a Factory pipeline export: the field servicePipeline is missing');
   assert.match(validationErrorOf(() => parsePipelineExport('[1]')).message, 'not a Factory pipeline export');
   const future = JSON.stringify({ servicePipeline: 2, name: 'x', variables: {}, steps: [shell('a', 'true')] });
   assert.match(validationErrorOf(() => parsePipelineExport(future)).message, 'version 2 is not supported; this Factory reads version 1');
@@ -442,7 +444,7 @@ sharing('import checks the steps as saving does', () => {
   broken.steps[1].prompt = '';
   broken.steps[2].message = 'After {{steps.nowhere.output}}';
   const error = validationErrorOf(() => parsePipelineExport(JSON.stringify(broken)));
-  assertIssue(error.issues, 'steps.fix.prompt', 'needs a prompt');
+  assertIssue(error.issues, 'steps.fix.prompt', 'the prompt is empty');
   assertIssue(error.issues, 'steps.review.message', 'step `nowhere`');
 });
 
@@ -471,12 +473,12 @@ hostile('__proto__ keys neither pollute prototypes nor reach the result', () => 
     "variables":{"__proto__":"x"},
     "steps":[{"id":"a","name":"a","kind":"shell","command":"true","env":{"__proto__":"y"},"__proto__":{"kind":"agent"}}]}`);
   const issues = issuesOf(input);
-  assertIssue(issues, 'variables', '`__proto__` cannot be the name');
-  assertIssue(issues, 'steps.a.env', '`__proto__` cannot be the name');
+  assertIssue(issues, 'variables', 'The variables include `__proto__`, which cannot be a name');
+  assertIssue(issues, 'steps.a.env', 'Step 1: the environment variables include `__proto__`, which cannot be a name');
   assert.is(issues.length, 2);
   assert.is(({} as Record<string, unknown>).polluted, undefined);
   const inherited = Object.create({ name: 'Inherited', projectId, steps: [shell('a', 'true')] });
-  assertIssue(issuesOf(inherited), 'name', 'needs a name');
+  assertIssue(issuesOf(inherited), 'name', 'The name is empty');
 });
 
 hostile('a 10 MB name gives a short message', () => {

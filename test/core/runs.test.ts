@@ -81,6 +81,15 @@ start('describes a deep value it refuses by its kind, never by printing it', () 
   assertIssue(refusal({ pipelineId, variables: { a: deepList } }).issues, 'variables.a', 'not a list');
 });
 
+start('names each field in words, and an empty value in words too', () => {
+  const error = refusal({ pipelineId: '', issue: { title: ' ', url: 5 }, variables: { 'my var': 'x', branch: '' } });
+  assertIssue(error.issues, 'pipelineId', 'Choose the pipeline to run');
+  assertIssue(error.issues, 'issue.title', 'an issue needs a title');
+  assertIssue(error.issues, 'issue.url', 'The issue URL must be text, not `5`');
+  assertIssue(error.issues, 'variables.my var', 'The variable `my var` is not a valid name');
+  assert.not.match(error.message, '``');
+});
+
 start('accepts an issue.raw as deep as a webhook body may be', () => {
   const request = validateStartRequest({ pipelineId, issue: { title: 'Deep', raw: nested(100) } });
   assert.ok(request.issue?.raw);

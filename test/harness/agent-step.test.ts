@@ -121,7 +121,7 @@ steps('an agent whose CLI is missing or switched off fails with a clear reason',
   await factory.api.saveHarness({ ...harness, command: 'no-such-agent-cli' });
   const pipeline = await factory.pipeline([agent('work', 'Try', { harnessId: 'claude' })]);
   const run = await factory.api.startRun({ pipelineId: pipeline.id });
-  assert.match((await factory.waitForRun(run.id, ['failed'])).steps[0]!.error!, /not installed: `no-such-agent-cli` was not found/);
+  assert.match((await factory.waitForRun(run.id, ['failed'])).steps[0]!.error!, /not installed: `no-such-agent-cli` was not found.*; install it with `npm install -g @anthropic-ai\/claude-code`/);
   await factory.api.setHarnessEnabled('claude', false);
   const second = await factory.api.startRun({ pipelineId: pipeline.id });
   assert.match((await factory.waitForRun(second.id, ['failed'])).steps[0]!.error!, /switched off/);
@@ -138,7 +138,7 @@ steps('generateText returns the agent\'s text; generatePipeline saves a valid pi
   await useMode(factory, 'claude', { FAKE_MODE: 'json', FAKE_ANSWER: '```sh\nnpm test -- --coverage\n```' });
   const text = await factory.api.generateText({ target: 'command', instructions: 'run the tests with coverage', harnessId: 'claude' });
   assert.is(text, 'npm test -- --coverage');
-  await rejects(factory.api.generateText({ target: 'poem', instructions: 'x', harnessId: 'claude' } as never), /target must be prompt, systemPrompt or command/);
+  await rejects(factory.api.generateText({ target: 'poem', instructions: 'x', harnessId: 'claude' } as never), /The target must be prompt, systemPrompt or command/);
 
   const exported = { servicePipeline: 1, name: 'Generated', variables: {}, steps: [{ id: 'check', name: 'Check', kind: 'shell', command: 'echo "{{issue.title}}"' }] };
   await useMode(factory, 'claude', { FAKE_MODE: 'json', FAKE_ANSWER: `Here it is:\n${JSON.stringify(exported)}` });

@@ -132,7 +132,10 @@ function harnessItem(harness: HarnessDefinition, status: HarnessStatus | undefin
   else if (status.installed) {
     state = h('span', { class: 'install install-ok' }, '✓ installed',
       h('span', { class: 'meta' }, [status.version, status.path].filter(Boolean).join(' · ') ? ` · ${[status.version, status.path].filter(Boolean).join(' · ')}` : ''));
-  } else state = h('span', { class: 'install install-missing' }, `✕ not found${status.error ? `: ${status.error}` : ''}`);
+  } else if (harness.install) {
+    // A CLI that is not there is a choice to make, not a fault: neutral, with the command that installs it.
+    state = h('span', { class: 'install muted', 'data-test': 'not-installed' }, '○ Not installed · install with ', h('code', { class: 'mono' }, harness.install));
+  } else state = h('span', { class: 'install muted', 'data-test': 'not-installed' }, '○ Not installed: ', h('code', {}, harness.command), ' was not found on PATH');
 
   const models = harness.models.length
     ? h('ul', { class: 'chips', 'aria-label': `${harness.name} models` }, harness.models.map((model) => h('li', { class: 'chip mono' }, model)))

@@ -1,12 +1,13 @@
-// The Pipeline editor: the pipeline's settings, its steps as cards with the fields of their kind,
-// Save (validation messages shown at their fields, and warnings in amber after a save and when a
-// field loses focus), text generation beside the long texts, and a Run panel. The form is the working copy: structural edits move card elements, and `read()`
-// turns the form into a PipelineInput when it is saved, run or sent as context to an agent.
+// The Pipeline editor: the pipeline's settings, its steps as one-line cards opened one at a time,
+// Save (problems in words at their fields, warnings in amber), text generation beside the long
+// texts, and a Run panel that says which agents are missing before a run fails. The form is the
+// working copy: structural edits move card elements, and `read()` turns it into a PipelineInput.
 
 import type { AgentStep, ApprovalStep, FieldMessage, GenerateTarget, Pipeline, PipelineInput, ShellStep, Snapshot, Step, StepKind } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
-import { harnessChoices } from './pipelines';
+import { harnessChoices, takeRunPanelRequest } from './pipelines';
+import { agentOf, missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
 import { checkbox, clearFieldErrors, field, keyValueEditor, parseIssues, selectInput, showFieldError, textArea, textInput, uniqueId, withBusy } from './form';
 
 const pipelineFieldRoots = ['id', 'name', 'projectId', 'description', 'variables', 'harnessId', 'model', 'maxParallelRuns', 'steps'];
@@ -32,38 +33,46 @@ function optional<T extends object, K extends keyof T>(target: T, key: K, value:
 interface GenerateHost {
   /** Opens a generation box for `target`, filling `control` with the result. */
   generateBox(target: GenerateTarget, control: HTMLTextAreaElement, card: HTMLElement | null): HTMLElement;
+  /** The agent an agent step with this harness id runs with, in words ("Claude Code, not installed"). */
+  agentWords(harnessId: string): string;
 }
 
-/** One step card: its fields, and a reader that turns them back into a Step. */
+/** One step card: its fields, a reader that turns them back into a Step; `open` shows the fields, `refresh` rewrites the one-line overview. */
 interface StepCard {
   element: HTMLLIElement;
   read(): Step;
   idInput: HTMLInputElement;
+  open(open: boolean): void;
+  refresh(): void;
+}
+
+/** What a step uses, in one line: the command's first line, the agent and model, or the approval's message. */
+function overviewOf(step: Step, host: GenerateHost): string {
+  const firstLine = (text: string) => text.trim().split('\n')[0] || '(empty)';
+  if (step.kind === 'shell') return firstLine(step.command);
+  if (step.kind === 'agent') return `${host.agentWords(step.harnessId ?? '')} · ${step.model || 'default model'} · ${firstLine(step.prompt)}`;
+  return firstLine(step.message);
 }
 
 function stepCard(step: Step, snapshot: Snapshot | undefined, host: GenerateHost, onChange: () => void): StepCard {
   const element = h('li', { class: 'step-card', 'data-kind': step.kind });
   const idInput = textInput(step.id, { 'data-key': 'id', spellcheck: 'false', autocomplete: 'off', pattern: '[a-z][a-z0-9_-]{0,39}' });
   const nameInput = textInput(step.name, { 'data-key': 'name' });
-  const title = h('h3', { class: 'step-title' });
+  const bodyId = uniqueId('step');
+  const title = h('strong', {});
+  const overview = h('span', { class: 'step-overview' });
+  const toggle = h('button', { type: 'button', class: 'step-toggle', 'data-action': 'toggle', 'aria-expanded': 'false', 'aria-controls': bodyId }, title, overview);
   const errors = h('div', { class: 'step-errors', tabindex: '-1' });
-  const syncTitle = () => {
-    title.textContent = `${kindLabels[step.kind]} · ${nameInput.value || idInput.value || 'unnamed step'}`;
-  };
-  nameInput.addEventListener('input', syncTitle);
-  idInput.addEventListener('input', syncTitle);
-  syncTitle();
   const label = () => nameInput.value || idInput.value || 'step';
   const header = h('div', { class: 'step-header' },
     h('span', { class: 'step-number', 'aria-hidden': 'true' }),
-    title,
-    h('span', { class: 'spacer' }),
+    h('h3', { class: 'step-title' }, toggle),
     h('button', { type: 'button', class: 'icon', 'data-action': 'up', title: 'Move up', 'aria-label': 'Move step up' }, '↑'),
     h('button', { type: 'button', class: 'icon', 'data-action': 'down', title: 'Move down', 'aria-label': 'Move step down' }, '↓'),
     h('button', { type: 'button', class: 'icon danger', 'data-action': 'remove', title: 'Remove step', 'aria-label': 'Remove step' }, '✕'));
   header.addEventListener('focusin', () => {
     // Screen readers hear which step a button moves or removes.
-    for (const button of header.querySelectorAll('button')) button.setAttribute('aria-label', `${button.title} ${label()}`);
+    for (const button of header.querySelectorAll('button[title]')) button.setAttribute('aria-label', `${(button as HTMLElement).title} ${label()}`);
   });
 
   const common = [field('Id', idInput, { field: 'id', hint: 'a-z 0-9 - _' }), field('Name', nameInput, { field: 'name' })];
@@ -159,13 +168,31 @@ function stepCard(step: Step, snapshot: Snapshot | undefined, host: GenerateHost
       return result;
     };
   }
-  replace(element, header, errors, ...body);
-  return { element, read, idInput };
+  const bodyElement = h('div', { class: 'step-body', id: bodyId, hidden: true }, ...body);
+  replace(element, header, errors, bodyElement);
+  const refresh = () => {
+    title.textContent = `${kindLabels[step.kind]} · ${nameInput.value || idInput.value || 'unnamed step'}`;
+    overview.textContent = overviewOf(read(), host);
+  };
+  element.addEventListener('input', refresh);
+  element.addEventListener('change', refresh);
+  refresh();
+  const open = (value: boolean) => {
+    bodyElement.hidden = !value;
+    element.classList.toggle('open', value);
+    toggle.setAttribute('aria-expanded', String(value));
+  };
+  return { element, read, idInput, open, refresh };
+}
+
+/** A message as a field of a step card shows it: the card says which step, so "Step 2: the id …" reads "The id …". */
+function atField(container: HTMLElement, message: string): string {
+  return container.closest('.step-card') ? message.replace(/^Step \d+: (\S)/, (_match, letter: string) => letter.toUpperCase()) : message;
 }
 
 /** Shows a warning at a field container, after its control, in amber; the controls are described by it but stay valid. */
 function showFieldWarning(container: HTMLElement, message: string): void {
-  const warning = h('p', { class: 'field-warning', 'data-test': 'field-warning', id: uniqueId('warning') }, message);
+  const warning = h('p', { class: 'field-warning', 'data-test': 'field-warning', id: uniqueId('warning') }, atField(container, message));
   container.appendChild(warning);
   const controls = container.matches('input, select, textarea') ? [container] : Array.from(container.querySelectorAll<HTMLElement>('input, select, textarea'));
   for (const control of controls) {
@@ -193,7 +220,7 @@ function clearFieldWarnings(root: HTMLElement): void {
 function newStep(kind: StepKind, taken: Set<string>): Step {
   let id: string = kind;
   for (let number = 2; taken.has(id); number += 1) id = `${kind}-${number}`;
-  if (kind === 'shell') return { kind, id, name: 'New shell step', command: '' };
+  if (kind === 'shell') return { kind, id, name: 'New shell step', command: 'echo "Working on {{issue.title}}"' };
   if (kind === 'agent') return { kind, id, name: 'New agent step', prompt: '' };
   return { kind, id, name: 'Approve', message: 'Continue?' };
 }
@@ -211,6 +238,14 @@ class PipelineEditorView implements GenerateHost {
   readonly runDescription = textArea('', { rows: 2, name: 'issue-description' });
   readonly runStart = h('button', { type: 'submit', class: 'primary' }, 'Start run');
   readonly runNote = h('p', { class: 'meta', role: 'status' });
+  readonly runReadiness = h('div', {});
+  readonly heading = h('h1', {});
+  readonly crumb = h('span', {});
+  readonly updated = h('span', { class: 'meta' });
+  /** On a phone, where the Run panel is far below, brings it into view. */
+  readonly runJump = h('button', { type: 'button', class: 'run-jump', onclick: () => this.showRunPanel() }, 'Run');
+  private readonly summaryTargets = new Map<HTMLElement, HTMLElement>();
+  private readDefaultHarness: () => string = () => '';
   runVariables = keyValueEditor('Variables', {}, { keyLabel: 'Variable', addLabel: 'Add variable' });
   readonly runForm: HTMLFormElement;
   private readVariables: () => Record<string, string> = () => ({});
@@ -237,6 +272,7 @@ class PipelineEditorView implements GenerateHost {
     const parallel = numberInput(pipeline.maxParallelRuns, { min: '1', placeholder: 'Global limit' });
     const variables = keyValueEditor('Variables', pipeline.variables, { keyLabel: 'Variable name', addLabel: 'Add variable', field: 'variables', onChange: () => this.onStepsChanged() });
     this.readVariables = variables.read;
+    this.readDefaultHarness = () => harness.value;
     this.readGeneral = () => {
       const general: Omit<PipelineInput, 'steps' | 'variables'> = { id: pipeline.id, createdAt: pipeline.createdAt, projectId: project.value, name: name.value };
       optional(general, 'description', description.value);
@@ -250,6 +286,8 @@ class PipelineEditorView implements GenerateHost {
     replace(this.steps);
     for (const step of pipeline.steps) this.addCard(step, false);
     this.renumber();
+    // One step is shown whole; more are an overview, opened one at a time.
+    if (pipeline.steps.length === 1) this.expand(this.orderedCards()[0]!);
 
     const addButtons = (['shell', 'agent', 'approval'] as StepKind[]).map((kind) =>
       h('button', { type: 'button', 'data-action': 'add-step', 'data-kind': kind }, `Add ${kindLabels[kind].toLowerCase()} step`));
@@ -264,18 +302,20 @@ class PipelineEditorView implements GenerateHost {
           field('Max parallel runs', parallel, { field: 'maxParallelRuns', hint: 'Empty: only the global limit.' })),
         field('Description', description, { field: 'description', wide: true }),
         variables.element),
-      h('div', { class: 'steps-heading', 'data-field': 'steps' }, h('h2', {}, 'Steps')),
+      h('div', { class: 'steps-heading', 'data-field': 'steps' }, h('h2', {}, 'Steps'), noAgentNote(snapshot, 'editor-no-agent')),
       this.steps,
       h('div', { class: 'toolbar add-steps' }, addButtons));
 
     this.renderRunPanel(pipeline);
+    this.showSaved(pipeline);
     replace(this.element,
-      h('p', { class: 'meta breadcrumb' }, h('a', { href: '#/pipelines' }, 'Pipelines'), ' / ', pipeline.name),
+      h('p', { class: 'meta breadcrumb' }, h('a', { href: '#/pipelines' }, 'Pipelines'), ' / ', this.crumb),
       h('div', { class: 'editor-header' },
-        h('h1', {}, pipeline.name),
-        h('span', { class: 'meta' }, 'updated ', timeElement(pipeline.updatedAt)),
+        this.heading,
+        this.updated,
         h('span', { class: 'spacer' }),
         this.dirtyNote,
+        this.runJump,
         this.save),
       this.notice,
       this.summary,
@@ -289,8 +329,33 @@ class PipelineEditorView implements GenerateHost {
       field('Issue title', this.runTitle, { hint: 'Available as {{issue.title}}.' }),
       field('Issue description', this.runDescription),
       this.runVariables.element,
+      this.runReadiness,
       this.runStart,
       this.runNote);
+  }
+
+  /** The name, the time and what the run needs, as saved: the heading and breadcrumb follow a rename. */
+  showSaved(pipeline: Pipeline): void {
+    this.heading.textContent = pipeline.name;
+    this.crumb.textContent = pipeline.name;
+    replace(this.updated, 'updated ', timeElement(pipeline.updatedAt));
+    replace(this.runReadiness, missingAgentsNotice(missingAgents(pipeline, this.snapshot)));
+  }
+
+  showRunPanel(): void {
+    this.runForm.scrollIntoView({ block: 'start' });
+    this.runTitle.focus({ preventScroll: true });
+  }
+
+  agentWords(harnessId: string): string {
+    const id = agentOf({ harnessId }, { harnessId: this.readDefaultHarness() }, this.snapshot);
+    const missing = missingAgents({ steps: [{ kind: 'agent', id, name: '', prompt: '', harnessId: id }] }, this.snapshot)[0];
+    return missing ? `${missing.name}, ${missing.reason}` : this.snapshot?.harnesses.find((harness) => harness.id === id)?.name ?? id;
+  }
+
+  /** Opens `card` and closes the others. */
+  expand(card: StepCard): void {
+    for (const other of this.cards.values()) other.open(other === card);
   }
 
   addCard(step: Step, focus: boolean): StepCard {
@@ -299,6 +364,7 @@ class PipelineEditorView implements GenerateHost {
     this.steps.appendChild(card.element);
     if (focus) {
       this.renumber();
+      this.expand(card);
       card.idInput.focus();
     }
     return card;
@@ -323,7 +389,8 @@ class PipelineEditorView implements GenerateHost {
 
   generateBox(target: GenerateTarget, control: HTMLTextAreaElement, card: HTMLElement | null): HTMLElement {
     const boxId = uniqueId('generate');
-    const toggle = h('button', { type: 'button', class: 'small generate-toggle', 'aria-expanded': 'false', 'aria-controls': boxId }, `Generate ${targetLabels[target]}…`);
+    const noAgent = noAgentNote(this.snapshot)?.textContent ?? undefined;
+    const toggle = h('button', { type: 'button', class: 'small generate-toggle', 'aria-expanded': 'false', 'aria-controls': boxId, disabled: Boolean(noAgent), title: noAgent, 'aria-describedby': noAgent && 'editor-no-agent' }, `Generate ${targetLabels[target]}…`);
     const instructions = textArea('', { rows: 2, placeholder: target === 'command' ? 'Run the unit tests with coverage' : 'Review the diff for security problems' });
     const harness = selectInput(harnessChoices(this.snapshot), this.snapshot?.settings.defaultHarnessId);
     const run = h('button', { type: 'button', class: 'primary small' }, 'Generate');
@@ -365,25 +432,40 @@ class PipelineEditorView implements GenerateHost {
     return h('div', { class: 'generate' }, toggle, box);
   }
 
-  /** Shows each validation issue at its field, and all of them in the summary at the top. */
-  showIssues(message: string, sent: PipelineInput): void {
+  /** Shows each problem at its field (the first card with one opens), and all in the summary at the top, linked to their fields. */
+  showIssues(issues: readonly FieldMessage[], sent: PipelineInput): void {
     clearFieldErrors(this.element);
+    this.summaryTargets.clear();
     const cards = this.orderedCards();
-    const items: HTMLElement[] = [];
-    for (const issue of parseIssues(message, pipelineFieldRoots)) {
+    const items = issues.map((issue) => {
       const container = this.containerFor(issue.field, cards, sent);
-      const text = issue.field ? `${issue.field}: ${issue.message}` : issue.message;
-      if (container) {
-        const control = showFieldError(container, issue.message);
-        const target = control ?? container;
-        items.push(h('li', {}, h('button', { type: 'button', class: 'link', onclick: () => target.focus() }, text)));
-      } else {
-        items.push(h('li', {}, text));
-      }
-    }
-    replace(this.summary, h('strong', {}, `Not saved: ${items.length} problem${items.length === 1 ? '' : 's'}.`), h('ul', {}, items));
+      if (!container) return h('li', {}, issue.message);
+      const target = showFieldError(container, atField(container, issue.message)) ?? container;
+      const item = h('li', {}, h('button', { type: 'button', class: 'link', onclick: () => this.reveal(target) }, issue.message));
+      this.summaryTargets.set(item, container);
+      return item;
+    });
+    const first = cards.find((card) => card.element.querySelector('[data-test="field-error"]'));
+    if (first) this.expand(first);
+    replace(this.summary, h('strong', {}), h('ul', {}, items));
+    this.countSummary();
     this.summary.hidden = false;
     this.summary.focus();
+  }
+
+  /** Drops the problems fixed at their fields from the summary, which goes when none is left. */
+  private countSummary(): void {
+    for (const [item, container] of this.summaryTargets) if (!container.querySelector('[data-test="field-error"]')) item.remove();
+    const count = this.summary.querySelectorAll('li').length;
+    this.summary.querySelector('strong')!.textContent = `Not saved: ${count} problem${count === 1 ? '' : 's'}.`;
+    if (count === 0) this.summary.hidden = true;
+  }
+
+  /** Opens the card holding `target`, then focuses it. */
+  reveal(target: HTMLElement): void {
+    const card = this.cards.get(target.closest<HTMLElement>('.step-card')!);
+    if (card) this.expand(card);
+    target.focus();
   }
 
   /**
@@ -408,8 +490,9 @@ class PipelineEditorView implements GenerateHost {
     const mine = (messages: readonly FieldMessage[]) => messages.filter((message) => this.containerFor(message.field, cards, sent) === container);
     clearFieldErrors(container);
     clearFieldWarnings(container);
-    for (const problem of mine(check.problems)) showFieldError(container, problem.message);
+    for (const problem of mine(check.problems)) showFieldError(container, atField(container, problem.message));
     for (const warning of mine(check.warnings)) showFieldWarning(container, warning.message);
+    if (!this.summary.hidden) this.countSummary();
   }
 
   private containerFor(path: string, cards: StepCard[], sent: PipelineInput): HTMLElement | null {
@@ -469,6 +552,7 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     }
     view.render(loaded, context.state.snapshot);
     setDirty(false);
+    if (takeRunPanelRequest(loaded.id)) requestAnimationFrame(() => view.showRunPanel());
     // What saving would warn about is shown from the start.
     const shown = loaded;
     api.checkPipeline(shown).then((check) => {
@@ -477,11 +561,14 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
   };
 
   // Any edit in the pipeline form marks it unsaved; the run panel and generation boxes do not.
+  // The default harness names the agent in every agent step's overview.
   view.form.addEventListener('input', (event) => {
     if (!(event.target as HTMLElement).closest('.generate-box')) setDirty(true);
   });
   view.form.addEventListener('change', (event) => {
-    if (!(event.target as HTMLElement).closest('.generate-box')) setDirty(true);
+    if ((event.target as HTMLElement).closest('.generate-box')) return;
+    setDirty(true);
+    for (const card of view.cards.values()) card.refresh();
   });
   view.onStepsChanged = () => setDirty(true);
 
@@ -490,6 +577,8 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
     if (!button) return;
     const action = button.dataset.action;
+    const card = view.cards.get(button.closest<HTMLElement>('.step-card')!);
+    if (action === 'toggle' && card) return button.getAttribute('aria-expanded') === 'true' ? card.open(false) : view.expand(card);
     if (action === 'add-step') {
       const taken = new Set(view.orderedCards().map((card) => card.idInput.value.trim()));
       view.addCard(newStep(button.dataset.kind as StepKind, taken), true);
@@ -501,7 +590,6 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     if (action === 'up' && element.previousElementSibling) view.steps.insertBefore(element, element.previousElementSibling);
     else if (action === 'down' && element.nextElementSibling) view.steps.insertBefore(element.nextElementSibling, element);
     else if (action === 'remove') {
-      const card = view.cards.get(element);
       if (!confirm(`Remove the step “${card?.idInput.value || 'unnamed'}”?`)) return;
       const next = (element.nextElementSibling ?? element.previousElementSibling) as HTMLElement | null;
       element.remove();
@@ -526,15 +614,17 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
       const saved = await withBusy(view.save, 'Saving…', () => api.savePipeline(pipeline));
       loaded = saved;
       view.clearIssues();
+      view.showSaved(saved);
       setDirty(false);
       view.notice.hidden = true;
       const warnings = saved.warnings ?? [];
       view.showWarnings(warnings, pipeline);
       context.toast(warnings.length === 0 ? `Saved ${saved.name}` : `Saved ${saved.name}, with ${warnings.length} warning${warnings.length === 1 ? '' : 's'} at the fields`);
     } catch (error) {
-      view.showIssues(errorText(error), pipeline);
-      // The warnings of the parts that are valid, so the form shows everything at once.
-      api.checkPipeline(pipeline).then((check) => view.showWarnings(check.warnings, pipeline), () => undefined);
+      // The check answers with each problem at its field; the warnings of the parts that are valid come with it.
+      const check = await api.checkPipeline(pipeline).catch(() => undefined);
+      view.showIssues(check?.problems.length ? check.problems : parseIssues(errorText(error), pipelineFieldRoots), pipeline);
+      if (check) view.showWarnings(check.warnings, pipeline);
     } finally {
       saving = false;
     }
@@ -543,10 +633,18 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
 
   // A field that loses focus is checked as saving would check it: its problems and warnings
   // replace what it showed. Only the latest check of each field is shown.
+  // A field showing an error is checked again while it is typed in, so the error goes once it is fixed.
   const checks = new WeakMap<HTMLElement, number>();
   let checkCount = 0;
-  view.form.addEventListener('focusout', async (event) => {
-    const target = event.target as HTMLElement;
+  let typingTimer: ReturnType<typeof setTimeout> | undefined;
+  view.form.addEventListener('input', (event) => {
+    const container = (event.target as HTMLElement).closest<HTMLElement>('[data-field]');
+    if (!container?.querySelector('[data-test="field-error"]')) return;
+    clearTimeout(typingTimer);
+    typingTimer = setTimeout(() => void checkField(event.target as HTMLElement), 300);
+  });
+  view.form.addEventListener('focusout', (event) => void checkField(event.target as HTMLElement));
+  async function checkField(target: HTMLElement): Promise<void> {
     const container = target.closest<HTMLElement>('[data-field]');
     if (!container || !target.matches('input, select, textarea') || target.closest('.generate-box')) return;
     const ticket = ++checkCount;
@@ -558,7 +656,7 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     } catch {
       // A check that cannot run leaves the field as it was; saving reports the problem.
     }
-  });
+  }
   view.form.addEventListener('submit', (event) => {
     event.preventDefault();
     void save();
@@ -651,6 +749,10 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
         view.notice.hidden = false;
         return;
       }
+      // What the run needs follows the harnesses (a detection, an install) even when the pipeline stays.
+      view.snapshot = context.state.snapshot;
+      view.showSaved(loaded);
+      for (const card of view.cards.values()) card.refresh();
       if (current.updatedAt === loaded.updatedAt) return;
       if (!dirty && !saving) load();
       else {
@@ -659,6 +761,7 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
       }
     },
     dispose() {
+      clearTimeout(typingTimer);
       window.removeEventListener('beforeunload', beforeUnload);
       document.removeEventListener('click', linkClick, true);
       for (const requestId of pendingGenerations) void api.cancelGenerate(requestId).catch(() => undefined);

@@ -1,12 +1,42 @@
-// The Pipelines screen: every pipeline grouped by project, with Duplicate, Export and Delete per
-// row, and three ways to add one: from a template, from an exported file, or designed by an agent.
-// The view owns the DOM; the controller below joins it to the API.
+// The Pipelines screen: every pipeline grouped by project, each row with its last run's status, a
+// Run button and a ⋯ menu (Duplicate, Export, Delete), and three ways to add one: from a template,
+// from an exported file, or designed by an agent. The view owns the DOM; the controller below
+// joins it to the API.
 
-import type { Pipeline, PipelineTemplateId, Snapshot } from '../../src/core/api';
-import { errorText, type AppContext, type ScreenFactory } from '../app';
+import type { Pipeline, PipelineTemplateId, Run, Snapshot } from '../../src/core/api';
+import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { downloadText, field, safeFileName, selectInput, textArea, withBusy } from './form';
+import { glyphElement } from './log-view';
+import { missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
 
+/** Set by a row's Run button: the editor of this pipeline opens with its Run panel in focus (true once). */
+let runPanelRequested: string | undefined;
+export function takeRunPanelRequest(pipelineId: string): boolean {
+  const requested = runPanelRequested === pipelineId;
+  runPanelRequested = undefined;
+  return requested;
+}
+
+/**
+ * A pipeline's name as a picker shows it: when another pipeline has the same name, its project's
+ * name follows ("Demo (Demo project)"), or, beside one of the same project (or `sameProject`), the
+ * end of its id ("Demo · pl_…4f2").
+ */
+export function pipelineLabel(pipeline: Pipeline, snapshot: Snapshot | undefined, sameProject = false): string {
+  const twins = (snapshot?.pipelines ?? []).filter((other) => other.id !== pipeline.id && other.name === pipeline.name && (!sameProject || other.projectId === pipeline.projectId));
+  if (twins.length === 0) return pipeline.name;
+  const project = snapshot?.projects.find((candidate) => candidate.id === pipeline.projectId);
+  return project && twins.every((other) => other.projectId !== pipeline.projectId) ? `${pipeline.name} (${project.name})` : `${pipeline.name} · pl_…${pipeline.id.slice(-3)}`;
+}
+
+/** `[id, label]` pairs of every pipeline for a select, duplicate names told apart (`pipelineLabel`). */
+export function pipelineChoices(snapshot: Snapshot | undefined): [string, string][] {
+  return (snapshot?.pipelines ?? []).map((pipeline) => [pipeline.id, pipelineLabel(pipeline, snapshot)]);
+}
+
+/** The templates whose steps run an agent (the settings' default harness). */
+const agentTemplates = new Set<PipelineTemplateId>(['feature', 'bugfix']);
 const templates: [PipelineTemplateId, string][] = [
   ['demo', 'Demo (safe to try)'],
   ['feature', 'Feature: plan, build, review'],
@@ -40,6 +70,7 @@ class PipelinesView {
   readonly generatePanel: HTMLFormElement;
   readonly templateForm: HTMLFormElement;
   readonly actionError = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  readonly readiness = h('div', { class: 'readiness-area' });
 
   constructor() {
     this.templateForm = h('form', { class: 'inline-form', 'aria-label': 'New from template' },
@@ -54,6 +85,7 @@ class PipelinesView {
     this.element = h('section', { class: 'page pipelines-page' },
       h('h1', {}, 'Pipelines'),
       h('div', { class: 'toolbar' }, this.templateForm, h('span', { class: 'spacer' }), this.importLabel, this.generateToggle),
+      this.readiness,
       this.actionError,
       this.generatePanel,
       this.empty,
@@ -69,6 +101,14 @@ class PipelinesView {
     const harnesses = harnessChoices(snapshot);
     replace(this.harness, harnesses.length ? harnesses.map(([id, label]) => h('option', { value: id }, label)) : h('option', { value: '' }, 'No harness enabled'));
     if (harnesses.some(([id]) => id === keepHarness)) this.harness.value = keepHarness;
+    // Said before anything fails: the chosen template's agent, and why Generate cannot run.
+    const template = this.template.value as PipelineTemplateId;
+    const missing = agentTemplates.has(template) ? missingAgents({ steps: [{ kind: 'agent', id: 'agent', name: '', prompt: '' }] }, snapshot) : [];
+    const noAgent = noAgentNote(snapshot, 'generate-reason');
+    this.generateToggle.disabled = Boolean(noAgent);
+    if (noAgent) this.generateToggle.setAttribute('aria-describedby', 'generate-reason');
+    else this.generateToggle.removeAttribute('aria-describedby');
+    replace(this.readiness, missingAgentsNotice(missing, `The ${templates.find(([id]) => id === template)![1].split(':')[0]} template uses`), noAgent);
   }
 
   renderList(snapshot: Snapshot | undefined): void {
@@ -83,24 +123,34 @@ class PipelinesView {
     const orphans = { title: 'Without a known project', pipelines: [] as Pipeline[] };
     for (const pipeline of pipelines) (byProject.get(pipeline.projectId) ?? orphans).pipelines.push(pipeline);
     if (orphans.pipelines.length) groups.push(orphans);
+    const lastRuns = new Map<string, Run>();
+    for (const run of snapshot?.runs ?? []) if ((lastRuns.get(run.pipelineId)?.createdAt ?? -1) < run.createdAt) lastRuns.set(run.pipelineId, run);
     replace(this.groups, groups.filter((group) => group.pipelines.length > 0).map((group) =>
       h('section', { class: 'pipeline-group' },
         h('h2', {}, group.title, group.path ? h('code', { class: 'meta group-path' }, group.path) : null),
-        h('ul', { class: 'list' }, [...group.pipelines].sort((a, b) => a.name.localeCompare(b.name)).map((pipeline) => this.row(pipeline))))));
+        h('ul', { class: 'list' }, [...group.pipelines].sort((a, b) => a.name.localeCompare(b.name)).map((pipeline) => this.row(pipeline, lastRuns.get(pipeline.id), snapshot))))));
   }
 
-  private row(pipeline: Pipeline): HTMLElement {
+  private row(pipeline: Pipeline, lastRun: Run | undefined, snapshot: Snapshot | undefined): HTMLElement {
     const steps = pipeline.steps.length;
+    const name = pipelineLabel(pipeline, snapshot, true);
+    const label = lastRun && statusLabel(lastRun.status);
+    const missing = missingAgents(pipeline, snapshot).map((agent) => agent.name);
+    const menu = h('div', { class: 'menu-list', role: 'menu' },
+      h('button', { type: 'button', role: 'menuitem', 'data-action': 'duplicate' }, 'Duplicate'),
+      h('button', { type: 'button', role: 'menuitem', 'data-action': 'export' }, 'Export…'),
+      h('button', { type: 'button', role: 'menuitem', class: 'danger', 'data-action': 'delete' }, 'Delete…'));
     return h('li', { class: 'pipeline-row', 'data-test': 'pipeline-row', 'data-id': pipeline.id },
       h('div', { class: 'row-main' },
-        h('a', { href: `#/pipelines/${encodeURIComponent(pipeline.id)}`, class: 'row-title' }, pipeline.name),
+        h('a', { href: `#/pipelines/${encodeURIComponent(pipeline.id)}`, class: 'row-title' }, name),
         pipeline.description ? h('span', { class: 'row-description' }, pipeline.description) : null,
-        h('span', { class: 'meta' }, `${steps} step${steps === 1 ? '' : 's'} · ${pipeline.steps.map((step) => step.kind).join(' → ')} · updated `, timeElement(pipeline.updatedAt)),
+        h('span', { class: 'meta' }, `${steps} step${steps === 1 ? '' : 's'} · ${pipeline.steps.map((step) => step.kind).join(' → ')} · updated `, timeElement(pipeline.updatedAt),
+          missing.length ? h('span', { class: 'row-warning' }, ` · ${missing.join(', ')} not ready`) : null),
         h('p', { class: 'field-error row-error', role: 'alert', hidden: true })),
-      h('div', { class: 'row-actions' },
-        h('button', { type: 'button', 'data-action': 'duplicate', 'aria-label': `Duplicate ${pipeline.name}` }, 'Duplicate'),
-        h('button', { type: 'button', 'data-action': 'export', 'aria-label': `Export ${pipeline.name}` }, 'Export'),
-        h('button', { type: 'button', class: 'danger', 'data-action': 'delete', 'aria-label': `Delete ${pipeline.name}` }, 'Delete')));
+      label ? h('a', { class: `${label.className} last-run`, href: `#/runs/${encodeURIComponent(lastRun!.id)}`, 'data-test': 'last-run', title: `Last run ${new Date(lastRun!.createdAt).toLocaleString()}` }, glyphElement(label.glyph), label.text)
+        : h('span', { class: 'meta last-run' }, 'Never run'),
+      h('button', { type: 'button', class: 'small', 'data-action': 'run', 'aria-label': `Run ${name}` }, 'Run'),
+      h('details', { class: 'menu row-menu' }, h('summary', { class: 'button small', 'aria-haspopup': 'menu', 'aria-label': `More actions for ${name}`, title: 'More actions' }, '⋯'), menu));
   }
 
   showActionError(message: string | undefined): void {
@@ -144,6 +194,19 @@ export const pipelinesScreen: ScreenFactory = (context: AppContext) => {
     }
   }
 
+  view.template.addEventListener('change', () => view.renderChoices(context.state.snapshot));
+  // A row menu closes with Escape (focus back on ⋯) and when anything outside it is clicked.
+  view.groups.addEventListener('keydown', (event) => {
+    const menu = (event.target as HTMLElement).closest('details');
+    if (event.key !== 'Escape' || !menu?.open) return;
+    menu.open = false;
+    menu.querySelector('summary')!.focus();
+  });
+  const closeMenus = (event: Event) => {
+    for (const menu of view.groups.querySelectorAll('details[open]')) if (!menu.contains(event.target as Node)) menu.removeAttribute('open');
+  };
+  document.addEventListener('click', closeMenus);
+
   view.templateForm.addEventListener('submit', (event) => {
     event.preventDefault();
     void createFromTemplate(view.create, view.template.value as PipelineTemplateId);
@@ -160,6 +223,11 @@ export const pipelinesScreen: ScreenFactory = (context: AppContext) => {
     if (!row || !pipeline) return;
     const rowError = row.querySelector<HTMLElement>('.row-error')!;
     rowError.hidden = true;
+    row.querySelector('details')?.removeAttribute('open');
+    if (action === 'run') {
+      runPanelRequested = pipeline.id;
+      return context.navigate(`#/pipelines/${encodeURIComponent(pipeline.id)}`);
+    }
     try {
       if (action === 'duplicate') {
         const copy = await withBusy(button, 'Duplicating…', () => api.duplicatePipeline(pipeline.id));
@@ -220,8 +288,9 @@ export const pipelinesScreen: ScreenFactory = (context: AppContext) => {
       view.description.focus();
       return;
     }
-    if (!view.harness.value) {
-      view.generateStatus.textContent = 'Enable a harness on the Harnesses screen first.';
+    const noAgent = noAgentNote(context.state.snapshot)?.textContent;
+    if (!view.harness.value || noAgent) {
+      view.generateStatus.textContent = noAgent ?? 'Enable a harness on the Harnesses screen first.';
       return;
     }
     generating = true;
@@ -254,6 +323,7 @@ export const pipelinesScreen: ScreenFactory = (context: AppContext) => {
     dispose() {
       // A generation keeps going: its pipeline appears in the list when it is done.
       disposed = true;
+      document.removeEventListener('click', closeMenus);
     },
   };
 };
