@@ -9,6 +9,8 @@ import { h } from './dom';
 
 /** Runs kept in the list: as many as a snapshot carries (`snapshotRunCount`; ui/ imports only types). */
 const runListLength = 300;
+/** How long a toast with Undo stays, and so how long its action is held back. */
+export const undoWindowMs = 6000;
 
 export interface Screen {
   /** The screen's root element, placed in the main column. */
@@ -25,8 +27,8 @@ export interface AppContext {
   /** True in the desktop window (desktop-only actions are shown); false in a browser. */
   desktop: boolean;
   navigate(path: string): void;
-  /** A short message at the bottom of the window: success, or an error that has no field. */
-  toast(message: string, kind?: 'ok' | 'error'): void;
+  /** A short message at the bottom of the window: success, or an error that has no field; with `undo`, an Undo button for `undoWindowMs`. */
+  toast(message: string, kind?: 'ok' | 'error', undo?: () => void): void;
 }
 
 export type ScreenFactory = (context: AppContext, params: Record<string, string>) => Screen;
@@ -87,8 +89,8 @@ export class AppState {
   }
 
   private scheduled = false;
-  /** Listeners run once per animation frame, however many events came in. */
-  private changed(): void {
+  /** Listeners run once per animation frame, however many events came in (a screen that changed the snapshot in place calls it too). */
+  changed(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     requestAnimationFrame(() => {

@@ -3,10 +3,11 @@
 // web bridge builds it over remote access.
 
 import type { FactoryApi } from '../src/core/api';
-import { AppState, errorText, type AppContext, type Screen, type ScreenFactory } from './app';
+import { AppState, errorText, statusGlyphs, undoWindowMs, type AppContext, type Screen, type ScreenFactory } from './app';
 import { createWebBridge, type ConnectionState } from './bridge';
 import { h, relativeTime, replace } from './dom';
 import { routes } from './routes';
+import { isUnread } from './views/inbox';
 
 declare global {
   interface Window {
@@ -60,10 +61,20 @@ function start(): void {
   const toasts = h('div', { class: 'toasts', role: 'status', 'aria-live': 'polite' });
   const navList = h('ul', { class: 'nav-list' });
   const menuButton = h('button', { class: 'menu-button', type: 'button', 'aria-expanded': 'false', 'aria-controls': 'sidebar' }, 'Menu');
+  // The phone's top bar: what waits for approval, one tap from the runs that wait.
+  const topWaiting = h('a', { class: 'badge top-waiting', href: '#/runs?status=waiting', hidden: true });
   const sidebar = h('nav', { class: 'sidebar', id: 'sidebar', 'aria-label': 'Main' }, h('div', { class: 'brand' }, 'Factory'), navList);
-  menuButton.addEventListener('click', () => {
-    const open = sidebar.classList.toggle('open');
+  const setMenu = (open: boolean) => {
+    sidebar.classList.toggle('open', open);
     menuButton.setAttribute('aria-expanded', String(open));
+  };
+  menuButton.addEventListener('click', () => setMenu(!sidebar.classList.contains('open')));
+  // Escape closes the menu; focus inside it goes back to the button.
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || !sidebar.classList.contains('open')) return;
+    const inside = sidebar.contains(document.activeElement);
+    setMenu(false);
+    if (inside) menuButton.focus();
   });
 
   const context: AppContext = {
@@ -73,18 +84,22 @@ function start(): void {
     navigate(path) {
       location.hash = path.startsWith('#') ? path : `#${path}`;
     },
-    toast(message, kind = 'ok') {
-      const toast = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, message);
+    toast(message, kind = 'ok', undo) {
+      const toast = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, message,
+        undo ? h('button', { type: 'button', class: 'toast-action', onclick: () => (toast.remove(), undo()) }, 'Undo') : null);
       toasts.appendChild(toast);
-      setTimeout(() => toast.remove(), kind === 'error' ? 8000 : 4000);
+      setTimeout(() => toast.remove(), undo ? undoWindowMs : kind === 'error' ? 8000 : 4000);
     },
   };
 
   function renderNavigation(): void {
     const snapshot = state.snapshot;
     const waiting = snapshot?.runs.filter((run) => run.status === 'waiting').length ?? 0;
-    const unread = snapshot?.inbox.filter((item) => !item.read).length ?? 0;
-    const current = location.hash.split('/').slice(0, 2).join('/') || '#/runs';
+    const unread = snapshot?.inbox.filter((item) => isUnread(item, snapshot)).length ?? 0;
+    const current = location.hash.split('?')[0]!.split('/').slice(0, 2).join('/') || '#/runs';
+    topWaiting.hidden = waiting === 0;
+    topWaiting.textContent = `${statusGlyphs.waiting} ${waiting}`;
+    topWaiting.setAttribute('aria-label', `${waiting} waiting for approval`);
     replace(navList, navigation.map((item) => {
       const count = item.badge === 'waiting' ? waiting : item.badge === 'unread' ? unread : 0;
       const label = item.badge === 'waiting' ? `${count} waiting for approval` : `${count} unread`;
@@ -100,7 +115,7 @@ function start(): void {
     const hash = location.hash || '#/runs';
     screen?.dispose?.();
     screen = undefined;
-    sidebar.classList.remove('open');
+    setMenu(false);
     for (const route of compiled) {
       const match = route.pattern.exec(hash.split('?')[0]!);
       if (!match) continue;
@@ -120,7 +135,7 @@ function start(): void {
   }
 
   function showPairing(): void {
-    replace(root, h('section', { class: 'pairing page' },
+    replace(root, h('main', { class: 'pairing page' },
       h('h1', {}, 'Sign in to Factory'),
       h('p', {}, 'Open the sign-in link or scan the QR code on the desktop (Settings → Remote access), or the link printed by the headless server.')));
   }
@@ -150,7 +165,7 @@ function start(): void {
 
   state.refresh().then(
     () => {
-      replace(root, h('div', { class: 'layout' }, h('header', { class: 'topbar' }, h('span', { class: 'brand' }, 'Factory'), menuButton), sidebar, h('div', { class: 'column' }, banner, main)), toasts);
+      replace(root, h('div', { class: 'layout' }, h('header', { class: 'topbar' }, h('span', { class: 'brand' }, 'Factory'), topWaiting, menuButton), sidebar, h('div', { class: 'column' }, banner, main)), toasts);
       applyTheme();
       state.follow();
       window.addEventListener('hashchange', show);

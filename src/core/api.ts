@@ -563,10 +563,10 @@ export interface FactoryMethods {
   testTrigger(trigger: TriggerInput): Promise<TestResult & { issues: Issue[] }>;
   pollTrigger(id: string): Promise<TriggerState>;
   resetTrigger(id: string): Promise<void>;
-  // Harnesses and text generation
-  saveHarness(harness: HarnessDefinition): Promise<HarnessDefinition>;
   /** A generic webhook trigger: POSTs a sample issue to its URL on the webhook server, with its token, as a sender would; `status` is what the server answered (201: a run started). */
   sendTestEvent(id: string): Promise<TestResult & { status?: number }>;
+  // Harnesses and text generation
+  saveHarness(harness: HarnessDefinition): Promise<HarnessDefinition>;
   deleteHarness(id: string): Promise<void>;
   setHarnessEnabled(id: string, enabled: boolean): Promise<void>;
   detectHarnesses(): Promise<Record<string, HarnessStatus>>;
@@ -644,9 +644,9 @@ export const methods = {
   testTrigger: any(1),
   pollTrigger: any(1),
   resetTrigger: any(1),
+  sendTestEvent: any(1),
   saveHarness: any(1),
   deleteHarness: any(1),
-  sendTestEvent: any(1),
   setHarnessEnabled: any(2),
   detectHarnesses: any(0),
   listModels: any(1),

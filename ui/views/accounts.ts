@@ -5,6 +5,7 @@
 import type { ConnectionInput, ConnectionKind, ConnectionView } from '../../src/core/api';
 import { errorText, type AppContext } from '../app';
 import { h, replace } from '../dom';
+import { confirmAction } from './dialog';
 import { FormFields, option, resultLine, withBusy } from './settings-form';
 
 interface AccountField {
@@ -67,7 +68,7 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
     const connection = accounts().find((candidate) => candidate.id === button?.closest<HTMLElement>('[data-id]')?.dataset.id);
     if (!button || !connection) return;
     if (button.dataset.action === 'edit') return edit(connection);
-    if (!confirm(`Remove the account “${connection.name}”? Factory forgets its key.`)) return;
+    if (!await confirmAction({ title: `Remove the account “${connection.name}”?`, body: 'Factory forgets its key.', confirm: 'Remove', danger: true })) return;
     try {
       await withBusy(button, 'Removing…', () => context.api.deleteConnection(connection.id));
       const snapshot = context.state.snapshot;

@@ -7,6 +7,7 @@
 import type { ChannelEvent, ChannelInput, ChannelKind, ChannelView } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
+import { confirmAction } from './dialog';
 import { FormFields, option, resultLine, switchControl, withBusy } from './settings-form';
 
 const kinds: { kind: ChannelKind; name: string }[] = [
@@ -174,7 +175,7 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
   if (channel) {
     const remove = h('button', { type: 'button', class: 'danger' }, 'Delete');
     remove.addEventListener('click', async () => {
-      if (!confirm(`Delete the channel “${channel.name}”?`)) return;
+      if (!await confirmAction({ title: `Delete the channel “${channel.name}”?`, body: 'It stops sending notices.', confirm: 'Delete', danger: true })) return;
       try {
         await withBusy(remove, 'Deleting…', () => context.api.deleteChannel(channel.id));
         const snapshot = context.state.snapshot;

@@ -1,11 +1,15 @@
 // The Inbox screen: what needs attention (finished or waiting runs, trigger and channel errors,
-// stalled agents), newest first. Opening an item marks it read; an item about a run links to it.
+// stalled agents), newest first, each led by the issue it is about, filtered by kind. An approval
+// that was decided says how and no longer counts as unread. Opening an item marks it read; Mark all
+// read is held back while its Undo toast shows (there is no "mark unread"); Clear asks first.
 //
 // View: the toolbar and one list with one delegated click listener; `update()` re-renders the list.
 
-import type { InboxItem } from '../../src/core/api';
+import type { InboxItem, Snapshot } from '../../src/core/api';
 import { errorText, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
+import { confirmAction, withUndo } from './dialog';
+import { runTitle } from './runs';
 import { withBusy } from './settings-form';
 
 const kindGlyphs: Record<InboxItem['kind'], { glyph: string; label: string; className: string }> = {
@@ -17,6 +21,35 @@ const kindGlyphs: Record<InboxItem['kind'], { glyph: string; label: string; clas
   'step.stalled': { glyph: '◔', label: 'Agent step stalled', className: 'status-waiting' },
 };
 
+/** The filters by kind: a name and the kinds it shows (none: every kind). */
+const kindFilters: [name: string, kinds: InboxItem['kind'][]][] = [
+  ['All', []], ['Approvals', ['run.waiting']], ['Failed', ['run.failed']], ['Succeeded', ['run.succeeded']],
+  ['Problems', ['trigger.error', 'channel.error', 'step.stalled']],
+];
+/** Kept while the app runs, like the Runs filters. */
+let shownFilter = 'All';
+/** Items marked read whose call waits for the Undo toast to end: shown as read meanwhile. */
+const pendingRead = new Set<string>();
+
+/** How an approval item was decided ("Approved: Polish first", "Rejected"); undefined while it waits. */
+export function decision(item: InboxItem, snapshot: Snapshot | undefined): { text: string; approved: boolean } | undefined {
+  if (item.kind !== 'run.waiting' || !item.runId) return undefined;
+  const run = snapshot?.runs.find((candidate) => candidate.id === item.runId);
+  // The first approval decided after the item: a run's later approvals have later items.
+  const step = run?.steps.find((candidate) => candidate.approval && candidate.approval.at >= item.at);
+  if (!run || !step?.approval) return run && run.status !== 'waiting' ? { text: `No longer waiting: ${run.status}`, approved: false } : undefined;
+  if (!step.approval.approved) return { text: 'Rejected', approved: false };
+  const defined = snapshot?.pipelines.find((pipeline) => pipeline.id === run.pipelineId)?.steps.find((candidate) => candidate.id === step.id);
+  const options = defined?.kind === 'approval' ? defined.choices?.options ?? [] : [];
+  const labels = (step.approval.selected ?? []).map((id) => options[Number(id) - 1] ?? `option ${id}`);
+  return { text: `Approved${labels.length ? `: ${labels.join(', ')}` : ''}`, approved: true };
+}
+
+/** Counts as unread: not marked read (nor being marked), and not an approval already decided. */
+export function isUnread(item: InboxItem, snapshot: Snapshot | undefined): boolean {
+  return !item.read && !pendingRead.has(item.id) && !decision(item, snapshot);
+}
+
 /** The first lines of a body, for the list. */
 function preview(body: string | undefined): string {
   if (!body) return '';
@@ -27,9 +60,10 @@ function preview(body: string | undefined): string {
 export const inboxScreen: ScreenFactory = (context) => {
   const markAll = h('button', { type: 'button' }, 'Mark all read');
   const clear = h('button', { type: 'button', class: 'danger' }, 'Clear');
+  const filterBar = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Show' });
   const list = h('ul', { class: 'list inbox-list', 'aria-label': 'Inbox' });
   const element = h('section', { class: 'page inbox-page' },
-    h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Inbox'), h('span', { class: 'spacer' }), markAll, clear),
+    h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Inbox'), filterBar, h('span', { class: 'spacer' }), markAll, clear),
     list);
 
   function items(): InboxItem[] {
@@ -37,39 +71,51 @@ export const inboxScreen: ScreenFactory = (context) => {
   }
 
   /** Marks read here at once (the event confirms it later). */
-  function markLocally(ids: string[] | undefined): void {
-    for (const item of context.state.snapshot?.inbox ?? []) if (!ids || ids.includes(item.id)) item.read = true;
+  function markLocally(ids: string[]): void {
+    for (const item of context.state.snapshot?.inbox ?? []) if (ids.includes(item.id)) item.read = true;
+    for (const id of ids) pendingRead.delete(id);
+    context.state.changed();
   }
 
   async function markRead(ids: string[]): Promise<void> {
     try {
       await context.api.markInboxRead(ids);
       markLocally(ids);
-      render();
     } catch (error) {
       context.toast(errorText(error), 'error');
     }
   }
 
-  markAll.addEventListener('click', async () => {
-    try {
-      await withBusy(markAll, 'Marking…', () => context.api.markInboxRead());
-      markLocally(undefined);
-      render();
-    } catch (error) {
-      context.toast(errorText(error), 'error');
-    }
+  markAll.addEventListener('click', () => {
+    const ids = items().filter((item) => !item.read && !pendingRead.has(item.id)).map((item) => item.id);
+    for (const id of ids) pendingRead.add(id);
+    context.state.changed();
+    withUndo(context, `Marked ${ids.length} ${ids.length === 1 ? 'item' : 'items'} read`, async () => {
+      await context.api.markInboxRead(ids);
+      markLocally(ids);
+    }, () => {
+      for (const id of ids) pendingRead.delete(id);
+      context.state.changed();
+    });
   });
   clear.addEventListener('click', async () => {
-    if (!confirm('Clear the inbox? Every item is removed.')) return;
+    // Not undoable: clearInbox cannot name its items, so holding it back could remove one that
+    // arrived during the Undo time, unseen.
+    if (!await confirmAction({ title: 'Clear the inbox?', body: 'Every item is removed, read or not. This cannot be undone.', confirm: 'Clear', danger: true })) return;
     try {
       await withBusy(clear, 'Clearing…', () => context.api.clearInbox());
       if (context.state.snapshot) context.state.snapshot.inbox = [];
-      render();
+      context.state.changed();
       context.toast('Inbox cleared');
     } catch (error) {
       context.toast(errorText(error), 'error');
     }
+  });
+  filterBar.addEventListener('click', (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLElement>('[data-filter]');
+    if (!button) return;
+    shownFilter = button.dataset.filter!;
+    render();
   });
 
   // Clicking (or pressing Enter on) an item marks it read; a link inside goes on to the run.
@@ -79,28 +125,45 @@ export const inboxScreen: ScreenFactory = (context) => {
   });
 
   function render(): void {
+    const snapshot = context.state.snapshot;
     const all = items();
-    const unread = all.filter((item) => !item.read).length;
+    const unread = all.filter((item) => !item.read && !pendingRead.has(item.id)).length;
     markAll.disabled = unread === 0;
     clear.disabled = all.length === 0;
-    if (all.length === 0) {
-      replace(list, h('li', { class: 'empty inbox-empty' },
+    const inFilter = (name: string) => {
+      const kinds = kindFilters.find(([candidate]) => candidate === name)![1];
+      return all.filter((item) => kinds.length === 0 || kinds.includes(item.kind));
+    };
+    replace(filterBar, kindFilters.map(([name]) => h('button', { type: 'button', 'data-filter': name, 'aria-pressed': String(name === shownFilter) },
+      name, h('span', { class: 'meta' }, inFilter(name).length))));
+    const shown = inFilter(shownFilter);
+    if (shown.length === 0) {
+      replace(list, h('li', { class: 'empty inbox-empty' }, all.length ? h('p', {}, `Nothing under ${shownFilter}.`) : [
         h('p', {}, 'Nothing needs your attention.'),
-        h('p', { class: 'meta' }, 'Finished runs, approvals and errors show here. ', h('a', { href: '#/channels' }, 'Add a channel'), ' to be told on your phone too.')));
+        h('p', { class: 'meta' }, 'Finished runs, approvals and errors show here. ', h('a', { href: '#/channels' }, 'Add a channel'), ' to be told on your phone too.')]));
       return;
     }
-    replace(list, all.map((item) => {
+    replace(list, shown.map((item) => {
       const kind = kindGlyphs[item.kind] ?? { glyph: '•', label: item.kind, className: '' };
+      const run = item.runId ? snapshot?.runs.find((candidate) => candidate.id === item.runId) : undefined;
+      // Led by the issue: "Try Factory  Approval needed: Choose · Demo" (its title says the issue again: left out).
+      const lead = run ? runTitle(run) : undefined;
+      const what = lead && item.title.includes(lead) && item.title.indexOf(': ') > 0 ? item.title.slice(0, item.title.indexOf(': ')) : item.title;
+      const text = lead ? [h('span', { class: 'inbox-lead' }, lead, run?.issue?.key ? h('span', { class: 'meta mono' }, ` ${run.issue.key}`) : null), h('span', { class: 'inbox-what' }, `${what} · ${run!.pipelineName}`)] : item.title;
       const title = item.runId
-        ? h('a', { href: `#/runs/${encodeURIComponent(item.runId)}`, class: 'inbox-title' }, item.title)
-        : h('button', { type: 'button', class: 'inbox-title link-button', ...(item.read ? { 'aria-disabled': 'true' } : {}) }, item.title);
-      return h('li', { class: item.read ? 'inbox-item' : 'inbox-item unread', 'data-id': item.id, 'data-unread': String(!item.read) },
+        ? h('a', { href: `#/runs/${encodeURIComponent(item.runId)}`, class: 'inbox-title' }, text)
+        : h('button', { type: 'button', class: 'inbox-title link-button', ...(item.read ? { 'aria-disabled': 'true' } : {}) }, text);
+      const decided = decision(item, snapshot);
+      const unreadNow = isUnread(item, snapshot);
+      const body = lead ? item.body?.split('\n').slice(1).join('\n') : item.body;
+      return h('li', { class: unreadNow ? 'inbox-item unread' : 'inbox-item', 'data-id': item.id, 'data-unread': String(unreadNow), 'data-kind': item.kind },
         h('span', { class: `inbox-glyph ${kind.className}`, title: kind.label, 'aria-label': kind.label, role: 'img' }, kind.glyph),
         h('div', { class: 'inbox-text' },
           h('div', { class: 'inbox-head' },
-            item.read ? null : h('span', { class: 'unread-dot', title: 'Unread', 'aria-label': 'Unread', role: 'img' }),
+            unreadNow ? h('span', { class: 'unread-dot', title: 'Unread', 'aria-label': 'Unread', role: 'img' }) : null,
             title),
-          item.body ? h('p', { class: 'inbox-body' }, preview(item.body)) : null),
+          decided ? h('p', { class: `inbox-decision status-${decided.approved ? 'succeeded' : 'rejected'}`, 'data-test': 'decision' }, `${decided.approved ? '✓' : '⊘'} ${decided.text}`) : null,
+          body ? h('p', { class: 'inbox-body' }, preview(body)) : null),
         h('span', { class: 'meta inbox-time' }, timeElement(item.at)));
     }));
   }

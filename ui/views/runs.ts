@@ -1,4 +1,5 @@
-// The Runs screen: every run, newest first, live from the snapshot; filters; a form to start one.
+// The Runs screen: every run, newest first, live from the snapshot, with where it came from and
+// the step it is at; filters (`#/runs?status=waiting` opens with one); a form to start one.
 //
 // View: `RunsView` owns the DOM (toolbar, start form, list) and reports what the user did.
 // Controller: `runsScreen` joins it to the state and the API.
@@ -6,7 +7,9 @@
 import type { Pipeline, Run, RunStatus } from '../../src/core/api';
 import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, replace, timeElement } from '../dom';
+import { confirmAction } from './dialog';
 import { glyphElement } from './log-view';
+import { missingAgents, missingAgentsNotice } from './readiness';
 
 const runStatuses: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'];
 
@@ -29,6 +32,15 @@ export function runTitle(run: Run): string {
   return run.issue?.title || run.pipelineName;
 }
 
+/** Where a run is: "2/3 · Choose" (the step running or waiting, else the one that failed), "3/3" when done. */
+export function runProgress(run: Run): string {
+  const at = (statuses: string[]) => run.steps.findIndex((step) => statuses.includes(step.status));
+  const index = at(['running', 'waiting']) >= 0 ? at(['running', 'waiting']) : at(['failed', 'rejected', 'cancelled']);
+  if (index >= 0) return `${index + 1}/${run.steps.length} · ${run.steps[index]!.name}`;
+  const done = run.steps.filter((step) => step.status === 'succeeded' || step.status === 'skipped').length;
+  return done ? `${done}/${run.steps.length}` : '';
+}
+
 /** How long a run took, or has been running. */
 export function runDuration(run: Run, now = Date.now()): string {
   if (!run.startedAt) return '';
@@ -47,12 +59,15 @@ class RunsView {
   readonly element: HTMLElement;
   readonly statusSelect = h('select', { 'aria-label': 'Status', 'data-test': 'filter-status' });
   readonly pipelineSelect = h('select', { 'aria-label': 'Pipeline', 'data-test': 'filter-pipeline' });
-  readonly searchInput = h('input', { type: 'search', placeholder: 'Search title, key, pipeline  ( / )', 'aria-label': 'Search runs', 'data-test': 'search' });
-  readonly counts = h('p', { class: 'run-counts meta', 'aria-live': 'polite' });
+  readonly searchInput = h('input', { type: 'search', placeholder: 'Search title, key, pipeline', title: 'Search runs (press / to jump here)', 'aria-label': 'Search runs', 'data-test': 'search' });
+  readonly counts = h('p', { class: 'run-counts meta' });
   readonly startPipeline = h('select', { id: 'start-pipeline', 'data-test': 'start-pipeline' });
   readonly startTitle = h('input', { id: 'start-title', type: 'text', placeholder: 'What should this run work on?', autocomplete: 'off', 'data-test': 'start-title', 'aria-describedby': 'start-title-error' });
   readonly startError = h('p', { class: 'field-error', id: 'start-title-error', role: 'alert' });
   readonly startButton = h('button', { type: 'submit', class: 'primary', 'data-test': 'start-run' }, 'Start run');
+  /** Which agents the chosen pipeline needs that cannot run here, said before it starts. */
+  readonly readiness = h('div', { class: 'start-readiness' });
+  private readinessKey = '';
   readonly startForm: HTMLFormElement;
   readonly list = h('ul', { class: 'list run-list', 'aria-label': 'Runs' });
   readonly empty = h('div', { class: 'empty', hidden: true });
@@ -74,7 +89,8 @@ class RunsView {
     this.startForm = h('form', { class: 'panel start-run', 'aria-label': 'Start a run', novalidate: true },
       h('label', { class: 'start-field' }, h('span', {}, 'Pipeline'), this.startPipeline),
       h('label', { class: 'start-field start-title' }, h('span', {}, 'Issue title'), this.startTitle, this.startError),
-      this.startButton);
+      this.startButton,
+      this.readiness);
     this.element = h('section', { class: 'page runs-page' },
       h('h1', {}, 'Runs'),
       this.startForm,
@@ -97,8 +113,10 @@ class RunsView {
     this.setOptions(this.pipelineSelect, [['', 'All pipelines'], ...names], names.has(filters.pipelineId) ? filters.pipelineId : '');
     if (document.activeElement !== this.searchInput) this.searchInput.value = filters.search;
 
+    // Each count filters to its runs (again: all runs).
     replace(this.counts, runStatuses.filter((status) => counts.get(status)).map((status) =>
-      h('span', { class: `count ${statusLabel(status).className}` }, glyphElement(statusLabel(status).glyph), `${counts.get(status)} ${status}`)));
+      h('button', { type: 'button', class: `count link-button ${statusLabel(status).className}`, 'data-status': status, 'aria-pressed': String(filters.status === status), title: `Show the ${status} runs` },
+        glyphElement(statusLabel(status).glyph), `${counts.get(status)} ${status}`)));
   }
 
   renderStartForm(pipelines: Pipeline[]): void {
@@ -108,18 +126,27 @@ class RunsView {
     this.startPipeline.disabled = pipelines.length === 0;
   }
 
+  /** The notice of missing agents, rebuilt only when it changes (it is a status region). */
+  renderReadiness(missing: ReturnType<typeof missingAgents>): void {
+    const key = JSON.stringify(missing);
+    if (key === this.readinessKey) return;
+    this.readinessKey = key;
+    replace(this.readiness, missingAgentsNotice(missing));
+  }
+
   /** Keyed render: a row is rebuilt only when its run changed; order follows `runs`. */
-  renderList(runs: Run[]): void {
+  renderList(runs: Run[], sources: (run: Run) => string): void {
     const now = Date.now();
     const seen = new Set<string>();
     let previous: Element | null = null;
     for (const run of runs) {
       seen.add(run.id);
-      const signature = `${run.status}|${runTitle(run)}|${run.issue?.key ?? ''}|${run.startedAt ?? ''}|${run.finishedAt ?? ''}`;
+      const source = sources(run);
+      const signature = `${run.status}|${runTitle(run)}|${run.issue?.key ?? ''}|${run.startedAt ?? ''}|${run.finishedAt ?? ''}|${runProgress(run)}|${source}`;
       let row = this.rows.get(run.id);
       if (!row || row.signature !== signature) {
         const durationElement = h('span', { class: 'run-row-duration meta' });
-        const element = this.rowElement(run, durationElement);
+        const element = this.rowElement(run, source, durationElement);
         const hadFocus = row?.element.contains(document.activeElement) ?? false;
         row?.element.replaceWith(element);
         if (hadFocus) element.querySelector('a')?.focus();
@@ -139,13 +166,17 @@ class RunsView {
     }
   }
 
-  private rowElement(run: Run, durationElement: HTMLElement): HTMLElement {
+  private rowElement(run: Run, source: string, durationElement: HTMLElement): HTMLElement {
+    const progress = runProgress(run);
     return h('li', { class: 'run-item' },
       h('a', { class: 'run-row', href: `#/runs/${encodeURIComponent(run.id)}`, 'data-test': 'run-row', 'data-run-id': run.id },
         statusPill(run.status),
-        h('span', { class: 'run-row-title' }, runTitle(run)),
-        h('span', { class: 'run-row-key meta' }, run.issue?.key ?? ''),
-        h('span', { class: 'run-row-pipeline meta' }, run.pipelineName),
+        h('span', { class: 'run-row-title' }, run.issue?.key ? h('span', { class: 'run-row-key meta' }, run.issue.key) : null, runTitle(run)),
+        // One cell on a phone, three columns on a desktop.
+        h('span', { class: 'run-row-facts meta' },
+          h('span', { class: 'run-row-step', 'data-test': 'run-step', title: progress }, progress),
+          h('span', { class: 'run-row-pipeline', title: run.pipelineName }, run.pipelineName),
+          h('span', { class: 'run-row-source', 'data-test': 'run-source', title: `Started ${run.triggerId ? `by the trigger ${source}` : 'by hand'}` }, source)),
         h('span', { class: 'run-row-started meta' }, timeElement(run.startedAt ?? run.createdAt)),
         durationElement));
   }
@@ -165,6 +196,12 @@ class RunsView {
 export const runsScreen: ScreenFactory = (context: AppContext) => {
   const view = new RunsView();
   const filters = remembered;
+  // A link such as the top bar's waiting count: its filter, then a plain address (so it works again).
+  const status = new URLSearchParams(location.hash.split('?')[1] ?? '').get('status');
+  if (status !== null) {
+    filters.status = runStatuses.includes(status as RunStatus) ? status : '';
+    history.replaceState(null, '', '#/runs');
+  }
   let emptyKind: 'none' | 'filtered' | 'hidden' | undefined;
 
   function render(): void {
@@ -173,8 +210,10 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
     const pipelines = snapshot?.pipelines ?? [];
     view.renderFilters(runs, pipelines, filters);
     view.renderStartForm(pipelines);
+    view.renderReadiness(missingFor(view.startPipeline.value));
     const shown = runs.filter((run) => matches(run, filters));
-    view.renderList(shown);
+    const triggerNames = new Map(snapshot?.triggers.map((trigger) => [trigger.id, trigger.name]));
+    view.renderList(shown, (run) => (run.triggerId ? triggerNames.get(run.triggerId) ?? 'deleted trigger' : 'manual'));
     const kind = runs.length === 0 ? 'none' : shown.length === 0 ? 'filtered' : 'hidden';
     if (kind !== emptyKind) {
       emptyKind = kind;
@@ -182,7 +221,16 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
     }
   }
 
+  function missingFor(pipelineId: string) {
+    const pipeline = context.state.snapshot?.pipelines.find((candidate) => candidate.id === pipelineId);
+    return pipeline ? missingAgents(pipeline, context.state.snapshot) : [];
+  }
+
   async function start(pipelineId: string, title: string, button: HTMLButtonElement): Promise<void> {
+    const missing = missingFor(pipelineId);
+    const steps = missing.flatMap((agent) => agent.steps.map((name) => `“${name}”`)).join(', ');
+    if (missing.length && !await confirmAction({ title: 'Start without the agents it needs?', confirm: 'Start anyway',
+      body: `${missing.map((agent) => agent.name).join(' and ')} cannot run here, so the run will fail at ${steps}.` })) return;
     button.disabled = true;
     const label = button.textContent;
     button.textContent = 'Starting…';
@@ -226,16 +274,21 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
       view.startTitle.focus();
       return;
     }
-    void start(pipelineId, title, view.startButton).then(() => {
-      if (view.element.isConnected) view.startTitle.value = '';
-    });
+    void start(pipelineId, title, view.startButton);
   });
   view.startTitle.addEventListener('input', () => {
     view.startError.textContent = '';
     view.startTitle.removeAttribute('aria-invalid');
   });
+  view.startPipeline.addEventListener('change', render);
   view.statusSelect.addEventListener('change', () => {
     filters.status = view.statusSelect.value;
+    render();
+  });
+  view.counts.addEventListener('click', (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLElement>('[data-status]');
+    if (!button) return;
+    filters.status = filters.status === button.dataset.status ? '' : button.dataset.status!;
     render();
   });
   view.pipelineSelect.addEventListener('change', () => {
@@ -254,16 +307,6 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
     }
   });
 
-  // `/` focuses the search, unless the user is typing somewhere.
-  const onKey = (event: KeyboardEvent): void => {
-    if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey) return;
-    const target = event.target as HTMLElement | null;
-    if (target && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))) return;
-    event.preventDefault();
-    view.searchInput.focus();
-  };
-  document.addEventListener('keydown', onKey);
-
   // Durations of running runs keep moving.
   const timer = setInterval(() => {
     if (context.state.snapshot?.runs.some((run) => !run.finishedAt && run.startedAt)) render();
@@ -274,7 +317,6 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
     element: view.element,
     update: render,
     dispose() {
-      document.removeEventListener('keydown', onKey);
       clearInterval(timer);
     },
   };

@@ -1,5 +1,5 @@
-// The Settings screen: the webhook server, remote access (with the pairing link and QR code on
-// the desktop), how many runs go at once, the default harness, the theme; the tracker accounts
+// The Settings screen: the webhook server, remote access (with a sign-in link and QR code for
+// another device), how many runs go at once, the default harness, the theme; the tracker accounts
 // (accounts.ts); the data folder and the version.
 //
 // View: one form built once from the snapshot (so typing is never overwritten) and live status
@@ -9,6 +9,7 @@ import type { RemotePairing, Settings, SettingsInput } from '../../src/core/api'
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
 import { accountsPanel } from './accounts';
+import { confirmAction } from './dialog';
 import { FormFields, copyText, option, switchControl, withBusy } from './settings-form';
 
 export const settingsScreen: ScreenFactory = (context) => {
@@ -196,18 +197,27 @@ function applyTheme(theme: Settings['theme']): void {
 }
 
 /**
- * The sign-in link and its QR code (desktop only). Loaded when remote access runs; Reset token
- * signs every device out and shows the new link.
+ * The sign-in link and its QR code. The desktop shows the access token's link (remotePairing),
+ * with Reset token; a browser asks for a one-time link instead (POST /api/pairing-invite: once,
+ * within 10 minutes), since the access token must not reach a page. A link to this machine only
+ * says how to reach it from a phone.
  */
 function pairingSection(context: AppContext, area: HTMLElement): { render(running: boolean): void } {
   let shownFor: boolean | undefined;
   let loading = false;
 
+  async function createInvite(): Promise<{ url: string; qrSvg: string }> {
+    const response = await fetch('/api/pairing-invite', { method: 'POST', credentials: 'same-origin' });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(body.error ?? `The sign-in link could not be made (HTTP ${response.status})`);
+    return body;
+  }
+
   async function load(): Promise<void> {
     loading = true;
-    replace(area, h('p', { class: 'meta' }, 'Loading the sign-in link…'));
+    replace(area, h('p', { class: 'meta' }, 'Making the sign-in link…'));
     try {
-      show(await context.api.remotePairing());
+      show(context.desktop ? await context.api.remotePairing() : await createInvite());
     } catch (error) {
       const retry = h('button', { type: 'button' }, 'Try again');
       retry.addEventListener('click', () => void load());
@@ -217,44 +227,47 @@ function pairingSection(context: AppContext, area: HTMLElement): { render(runnin
     }
   }
 
-  function show(pairing: RemotePairing): void {
+  function show(pairing: Pick<RemotePairing, 'url' | 'qrSvg'>): void {
     const copy = h('button', { type: 'button' }, 'Copy link');
     copy.addEventListener('click', async () => {
       const copied = await copyText(pairing.url);
       context.toast(copied ? 'Sign-in link copied' : 'Could not copy: select the link and copy it by hand', copied ? 'ok' : 'error');
     });
-    const reset = h('button', { type: 'button', class: 'danger' }, 'Reset token');
-    reset.addEventListener('click', async () => {
-      if (!confirm('Reset the access token? Every signed-in browser and phone is signed out and needs the new link.')) return;
+    const again = h('button', { type: 'button', class: context.desktop ? 'danger' : '' }, context.desktop ? 'Reset token' : 'New link');
+    again.addEventListener('click', async () => {
+      if (!context.desktop) return void load();
+      if (!await confirmAction({ title: 'Reset the access token?', body: 'Every signed-in browser and phone is signed out and needs the new link.', confirm: 'Reset token', danger: true })) return;
       try {
-        await withBusy(reset, 'Resetting…', () => context.api.resetRemoteToken());
+        await withBusy(again, 'Resetting…', () => context.api.resetRemoteToken());
         context.toast('Token reset: every device is signed out');
         await load();
       } catch (error) {
         context.toast(errorText(error), 'error');
       }
     });
+    const local = /^(localhost|127\.|\[::1\]$)/.test(new URL(pairing.url).hostname);
     replace(area,
       h('h3', {}, 'Sign in another device'),
       h('div', { class: 'pairing-row' },
         qrCode(pairing.qrSvg),
         h('div', { class: 'pairing-text' },
-          h('p', { class: 'meta' }, 'Scan the code with your phone, or open the link in a browser. Anyone with the link can use Factory: share it with no one.'),
-          h('code', { class: 'url', tabindex: '0' }, pairing.url),
-          h('div', { class: 'form-actions' }, copy, reset))));
+          h('p', { class: 'meta' }, context.desktop
+            ? 'Scan the code with your phone, or open the link in a browser. Anyone with the link can use Factory: share it with no one.'
+            : 'Scan the code with your phone, or open the link on another device. It signs in once, within 10 minutes: share it with no one.'),
+          h('code', { class: 'url', tabindex: '0', 'data-test': 'pairing-url' }, pairing.url),
+          local ? h('p', { class: 'meta warning', 'data-test': 'pairing-local' }, 'This link works on this machine only. For a phone on your network, choose 0.0.0.0 as the listen address above and save: then anyone on the network who has a link can sign in. Through a tunnel, add its host name to the allowed host names.') : null,
+          h('div', { class: 'form-actions' }, copy, again))));
   }
 
   return {
     render(running) {
-      if (!context.desktop) {
-        if (shownFor === undefined) replace(area, h('p', { class: 'meta' }, 'The sign-in link and QR code are shown in the desktop app.'));
-        shownFor = running;
-        return;
-      }
       if (shownFor === running || loading) return;
       shownFor = running;
-      if (running) void load();
-      else replace(area, h('p', { class: 'meta' }, 'Switch on remote access and save to get a sign-in link and QR code.'));
+      if (!running) replace(area, h('p', { class: 'meta' }, 'Switch on remote access and save to get a sign-in link and QR code.'));
+      else if (context.desktop) void load();
+      else replace(area, h('h3', {}, 'Sign in another device'),
+        h('p', { class: 'meta' }, 'A link and QR code that sign a phone or another browser in once, within 10 minutes.'),
+        h('button', { type: 'button', 'data-test': 'create-invite', onclick: () => void load() }, 'Create a sign-in link'));
     },
   };
 }

@@ -1,6 +1,7 @@
 // The Triggers screen: the list of triggers, the editor of a generic webhook trigger or of a
 // tracker trigger (Linear, GitHub, Jira), its webhook URL, its polling state, and its ledger of
-// recent events (the answer to "why did this not run?").
+// recent events (the answer to "why did this not run?"). A generic webhook trigger offers its URL
+// with its token, as curl, and a test event sent through the webhook server (sendTestEvent).
 //
 // View: the list, the editor form and the live parts (URL, state, ledger) are separate elements.
 // `update()` re-renders the list and the live parts but never the form the user is typing in.
@@ -8,7 +9,9 @@
 import type { TriggerConfig, TriggerFilter, TriggerInput, TriggerKind, TriggerState, WriteBackMarks } from '../../src/core/api';
 import { errorText, externalLink, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
+import { confirmAction } from './dialog';
 import { checkbox } from './form';
+import { runTitle } from './runs';
 import { FormFields, copyText, option, randomSecret, resultLine, switchControl, variablesEditor, withBusy } from './settings-form';
 
 const kindNames: Record<string, string> = { webhook: 'Webhook', linear: 'Linear', jira: 'Jira', github: 'GitHub' };
@@ -218,7 +221,7 @@ class TriggerEditor {
       this.secret.type = visible ? 'text' : 'password';
       show.textContent = visible ? 'Hide' : 'Show';
       show.setAttribute('aria-pressed', String(visible));
-      if (this.provider?.tokenInUrl) this.update(); // the URL shows its token while the secret shows
+      if (this.tokenInUrl) this.update(); // the URL shows its token while the secret shows
     });
     regenerate.addEventListener('click', () => {
       this.secret.value = randomSecret();
@@ -278,11 +281,20 @@ class TriggerEditor {
       void this.save(save);
     });
     this.element = h('div', { class: 'editor-stack' }, form, this.live);
+    // Escape closes the form, as Cancel does (a dialog above it takes its own Escape).
+    this.element.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape' && !event.defaultPrevented) this.on.saved(undefined);
+    });
     this.update();
   }
 
   focus(): void {
     if (!this.trigger) this.name.focus();
+  }
+
+  /** The URL carries the secret as ?token= (a generic webhook, Jira): copied whole, shown only with Show. */
+  private get tokenInUrl(): boolean {
+    return this.kind === 'webhook' || this.provider?.tokenInUrl === true;
   }
 
   /** The account, the filter and the poll interval of a tracker trigger. */
@@ -444,7 +456,7 @@ class TriggerEditor {
 
   private async reset(button: HTMLButtonElement): Promise<void> {
     const trigger = this.trigger!;
-    if (!confirm(`Reset “${trigger.name}”? It forgets which issues it has processed, so the same keys start runs again.`)) return;
+    if (!await confirmAction({ title: `Reset “${trigger.name}”?`, body: 'It forgets which issues it has processed, so the same keys start runs again.', confirm: 'Reset' })) return;
     try {
       await withBusy(button, 'Resetting…', () => this.context.api.resetTrigger(trigger.id));
       this.context.toast(`Trigger “${trigger.name}” reset`);
@@ -455,7 +467,7 @@ class TriggerEditor {
 
   private async remove(button: HTMLButtonElement): Promise<void> {
     const trigger = this.trigger!;
-    if (!confirm(`Delete the trigger “${trigger.name}”? Its URL stops working and its history is deleted.`)) return;
+    if (!await confirmAction({ title: `Delete the trigger “${trigger.name}”?`, body: 'Its URL stops working and its history is deleted.', confirm: 'Delete', danger: true })) return;
     try {
       await withBusy(button, 'Deleting…', () => this.context.api.deleteTrigger(trigger.id));
       this.context.toast(`Trigger “${trigger.name}” deleted`);
@@ -479,17 +491,30 @@ class TriggerEditor {
     }
     const url = `${base.replace(/\/+$/, '')}/hooks/${this.trigger!.id}`;
     // The saved secret, not the one being typed: the URL works as it is shown.
-    const token = this.provider?.tokenInUrl && this.trigger!.webhookSecret ? `?token=${encodeURIComponent(this.trigger!.webhookSecret)}` : '';
+    const token = this.tokenInUrl && this.trigger!.webhookSecret ? `?token=${encodeURIComponent(this.trigger!.webhookSecret)}` : '';
     const shown = token && this.secret.type === 'password' ? `${url}?token=•••` : url + token;
-    const copy = h('button', { type: 'button' }, 'Copy');
-    copy.addEventListener('click', async () => {
-      const copied = await copyText(url + token);
-      this.context.toast(copied ? 'Webhook URL copied' : `Could not copy: ${token ? 'show the secret, then ' : ''}select the URL and copy it by hand`, copied ? 'ok' : 'error');
-    });
+    const copyButton = (label: string, what: string, text: string) => h('button', { type: 'button', onclick: async () => {
+      const copied = await copyText(text);
+      this.context.toast(copied ? `${what} copied` : `Could not copy: ${token ? 'show the secret, then ' : ''}select the URL and copy it by hand`, copied ? 'ok' : 'error');
+    } }, label);
+    const generic = this.kind === 'webhook';
+    const curl = `curl -X POST '${url + token}' -H 'Content-Type: application/json' -d '{"title": "Login fails on Safari", "key": "WEB-12", "description": "Steps to reproduce: …"}'`;
+    const test = h('button', { type: 'button', 'data-test': 'send-test-event', onclick: () => void this.sendTestEvent(test) }, 'Send test event');
     return h('div', { class: 'panel' },
       h('h3', {}, 'Webhook URL'),
-      h('div', { class: 'input-row' }, h('code', { class: 'url', tabindex: '0' }, shown), copy),
-      h('p', { class: 'meta' }, this.provider?.urlHint ?? 'POST a JSON body with at least a title: {"title": "…", "key": "…", "description": "…"}. The same key never starts two runs.'));
+      h('div', { class: 'input-row' }, h('code', { class: 'url', tabindex: '0' }, shown), copyButton('Copy', 'Webhook URL', url + token)),
+      generic ? h('div', { class: 'form-actions' }, copyButton('Copy as curl', 'curl command', curl), test) : null,
+      h('p', { class: 'meta' }, this.provider?.urlHint ?? 'POST a JSON body with at least a title: {"title": "…", "key": "…", "description": "…"}. The same key never starts two runs. Send test event posts one through the webhook server, as a sender would.'));
+  }
+
+  private async sendTestEvent(button: HTMLButtonElement): Promise<void> {
+    try {
+      const result = await withBusy(button, 'Sending…', () => this.context.api.sendTestEvent(this.trigger!.id));
+      if (result.ok) this.context.toast('Test event accepted: a run started (see Recent events)');
+      else this.context.toast(`The webhook server answered ${result.status ? `HTTP ${result.status}: ` : ''}${result.error ?? 'an error'}`, 'error');
+    } catch (error) {
+      this.context.toast(errorText(error), 'error');
+    }
   }
 
   private stateSection(state: TriggerState | undefined): HTMLElement {
@@ -513,11 +538,17 @@ class TriggerEditor {
       h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Recent events' },
         h('table', { class: 'table' },
           h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Source'), h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col' }, 'Decision'), h('th', { scope: 'col' }, 'Run'))),
-          h('tbody', {}, entries.map((entry) => h('tr', {},
-            h('td', {}, timeElement(entry.at)),
-            h('td', {}, entry.source),
-            h('td', { class: 'mono' }, entry.key ?? '—'),
-            h('td', { class: entry.decision.startsWith('started') ? 'decision decision-started' : 'decision' }, entry.decision),
-            h('td', {}, entry.runId ? h('a', { href: `#/runs/${encodeURIComponent(entry.runId)}` }, 'Open run') : '—')))))));
+          h('tbody', {}, entries.map((entry) => {
+            const run = entry.runId ? this.context.state.snapshot?.runs.find((candidate) => candidate.id === entry.runId) : undefined;
+            // "started run_…": the id shortened (the Run column names the run), whole on hover.
+            const id = entry.runId && entry.decision.endsWith(entry.runId) ? entry.runId : '';
+            return h('tr', {},
+              h('td', {}, timeElement(entry.at)),
+              h('td', {}, entry.source),
+              h('td', { class: 'mono key', title: entry.key }, entry.key ?? '—'),
+              h('td', { class: entry.decision.startsWith('started') ? 'decision decision-started' : 'decision' }, entry.decision.slice(0, entry.decision.length - id.length),
+                id ? h('span', { class: 'run-id mono', title: id }, id) : null),
+              h('td', { class: 'run' }, entry.runId ? h('a', { href: `#/runs/${encodeURIComponent(entry.runId)}`, title: run ? runTitle(run) : entry.runId }, run ? runTitle(run) : 'Open run') : '—'));
+          })))));
   }
 }
