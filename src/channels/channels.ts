@@ -6,7 +6,7 @@ import type { Channel, ChannelEvent, ChannelKind, ChannelView, TestResult } from
 import { channelEvents } from '../core/api';
 import { NotFoundError, ValidationError, errorMessage, quote, type ValidationIssue } from '../core/errors';
 import { newId } from '../core/ids';
-import { isPlainObject } from '../core/settings';
+import { isRecord } from '../core/validate';
 import type { ConfigService } from '../engine/config';
 import type { Inbox } from './inbox';
 import { testNotice, type Notice } from './message';
@@ -184,7 +184,7 @@ function toView(channel: Channel): ChannelView {
 }
 
 function idOf(input: unknown): string | undefined {
-  const id = isPlainObject(input) ? input.id : undefined;
+  const id = isRecord(input) ? input.id : undefined;
   return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
@@ -193,7 +193,7 @@ function idOf(input: unknown): string | undefined {
  * `prefix`. `stored` lends its token when the input has none.
  */
 export function validateChannel(input: unknown, stored: Channel | undefined, prefix: string): Omit<Channel, 'id'> {
-  if (!isPlainObject(input)) throw new ValidationError(`A channel must be an object, not ${quote(input)}`, prefix);
+  if (!isRecord(input)) throw new ValidationError(`A channel must be an object, not ${quote(input)}`, prefix);
   const issues: ValidationIssue[] = [];
   const problem = (field: string, message: string) => issues.push({ field, message });
 

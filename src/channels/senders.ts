@@ -4,6 +4,7 @@
 
 import type { Channel } from '../core/api';
 import { errorMessage } from '../core/errors';
+import { isRecord } from '../core/validate';
 import { httpRequest, type HttpAnswer, redactUrl, retryAfterMs, scrub, secretsOfUrl } from '../net/http';
 import { discordPayload, ntfyMessage, slackPayload, telegramPayload, webhookPayload, type Notice } from './message';
 
@@ -151,7 +152,7 @@ function readAnswer(channel: Channel, answer: Answer, url: string, now: () => nu
     }
     case 'telegram': {
       // JSON `{ ok, result }` or `{ ok: false, error_code, description }`.
-      if (ok && isObject(body) && body.ok === true) return { ok: true };
+      if (ok && isRecord(body) && body.ok === true) return { ok: true };
       const description = jsonText(body, 'description');
       if (description) return failure(`Telegram answered HTTP ${status}: ${description}`);
       return failure(html || body === undefined ? unexpected : `Telegram answered HTTP ${status} without a description`, retryable);
@@ -179,12 +180,8 @@ function parseJson(text: string): unknown {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function jsonText(body: unknown, key: string): string | undefined {
-  const value = isObject(body) ? body[key] : undefined;
+  const value = isRecord(body) ? body[key] : undefined;
   return typeof value === 'string' && value.trim() ? value.trim().slice(0, quotedBodyLimit) : undefined;
 }
 
@@ -206,8 +203,8 @@ function retryAfterOf(answer: Answer, body: unknown, now: () => number): number 
   const candidates: number[] = [];
   const header = retryAfterMs(answer.headers, now());
   if (header !== undefined) candidates.push(header);
-  if (isObject(body)) {
-    const parameters = isObject(body.parameters) ? body.parameters : {};
+  if (isRecord(body)) {
+    const parameters = isRecord(body.parameters) ? body.parameters : {};
     for (const value of [body.retry_after, parameters.retry_after]) {
       if (typeof value === 'number' && Number.isFinite(value) && value >= 0) candidates.push(value * 1000);
     }

@@ -8,7 +8,8 @@ import type { Pipeline, PipelineExport, PipelineInput, PipelineTemplateId, Step,
 import { ValidationError, errorMessage, quote } from './errors';
 import type { ValidationIssue } from './errors';
 import { isId, newId } from './ids';
-import { isKnownPlaceholderRoot, listPlaceholders, nulCharacterMessage, shellCommandProblems } from './template';
+import { isKnownPlaceholderRoot, listPlaceholders, shellCommandProblems } from './template';
+import { isAbsent, isRecord, nulCharacterMessage, own, readBoolean, readInteger, readText, shown, type Issues } from './validate';
 
 /** What validation checks references against: the ids that exist where the pipeline is saved. */
 export interface PipelineContext {
@@ -44,82 +45,6 @@ const copySuffix = ' (copy)';
 const exportVersion = 1;
 
 // ───────────────────────────── Reading untrusted values ─────────────────────────────
-
-type Issues = ValidationIssue[];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The record's own value for `key`: never something inherited through a prototype. */
-function own(record: Record<string, unknown>, key: string): unknown {
-  return Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
-}
-
-/** A value as an error message shows it: lists and objects by their kind, the rest quoted. */
-function shown(value: unknown): string {
-  if (Array.isArray(value)) return 'a list';
-  if (isRecord(value)) return 'an object';
-  return quote(value);
-}
-
-function isAbsent(value: unknown): boolean {
-  return value === undefined || value === null;
-}
-
-interface TextRule {
-  max: number;
-  /** Cut the spaces around the text (names, ids), or keep it as written (commands, prompts). */
-  trim: boolean;
-  /** The message when the text is missing or blank; without it, blank text counts as absent. */
-  required?: string;
-}
-
-function readText(record: Record<string, unknown>, key: string, field: string, rule: TextRule, issues: Issues): string | undefined {
-  const value = own(record, key);
-  if (isAbsent(value)) {
-    if (rule.required) issues.push({ field, message: rule.required });
-    return undefined;
-  }
-  if (typeof value !== 'string') {
-    issues.push({ field, message: `must be text, not ${shown(value)}` });
-    return undefined;
-  }
-  if (value.trim() === '') {
-    if (rule.required) issues.push({ field, message: rule.required });
-    return undefined;
-  }
-  const text = rule.trim ? value.trim() : value;
-  if (text.length > rule.max) {
-    issues.push({ field, message: `is ${text.length} characters long; the most is ${rule.max}` });
-    return undefined;
-  }
-  if (text.includes('\0')) {
-    issues.push({ field, message: nulCharacterMessage });
-    return undefined;
-  }
-  return text;
-}
-
-function readInteger(record: Record<string, unknown>, key: string, field: string, range: { min: number; max: number }, issues: Issues): number | undefined {
-  const value = own(record, key);
-  if (isAbsent(value)) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > range.max) {
-    issues.push({ field, message: `must be a whole number from ${range.min} to ${range.max}, not ${shown(value)}` });
-    return undefined;
-  }
-  return value;
-}
-
-function readBoolean(record: Record<string, unknown>, key: string, field: string, issues: Issues): boolean | undefined {
-  const value = own(record, key);
-  if (isAbsent(value)) return undefined;
-  if (typeof value !== 'boolean') {
-    issues.push({ field, message: `must be true or false, not ${shown(value)}` });
-    return undefined;
-  }
-  return value;
-}
 
 /** A name of a variable or environment variable; `__proto__` is refused so maps stay plain data. */
 function nameProblem(name: string): string | undefined {

@@ -4,8 +4,7 @@
 import type { ApprovalStep, Issue, Run, RunFilter, RunStatus, StartRunRequest, StepRun } from './api';
 import { finishedRunStatuses } from './api';
 import { ValidationError, quote, type ValidationIssue } from './errors';
-import { isPlainObject } from './settings';
-import { nulCharacterMessage } from './template';
+import { isRecord, nulCharacterMessage, shown } from './validate';
 
 export const runStatuses: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'];
 export const defaultListLimit = 500;
@@ -26,12 +25,6 @@ export function isFinished(status: RunStatus): boolean {
 const issueTextFields = ['key', 'description', 'url', 'priority', 'source'] as const;
 const maxTitleLength = 1000;
 const maxTextLength = 1_000_000;
-/** A value as an error message shows it: lists and objects by their kind (they may be huge or deep), the rest quoted. */
-function shown(value: unknown): string {
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object' && value !== null) return 'an object';
-  return quote(value);
-}
 
 /**
  * How deep `issue.raw` may nest, the top object being level 1: what a generic webhook body may be
@@ -69,7 +62,7 @@ function checkRaw(raw: Record<string, unknown>, field: string, issues: Validatio
  * text holding NUL (in `raw` too) and a `raw` nested deeper than `maxRawDepth`.
  */
 export function validateIssue(input: unknown, issues: ValidationIssue[], field = 'issue'): Issue | undefined {
-  if (!isPlainObject(input)) {
+  if (!isRecord(input)) {
     issues.push({ field, message: `The issue must be an object with at least a title, not ${shown(input)}` });
     return undefined;
   }
@@ -97,7 +90,7 @@ export function validateIssue(input: unknown, issues: ValidationIssue[], field =
     } else issue.labels = [...input.labels];
   }
   if (input.raw !== undefined && input.raw !== null) {
-    if (!isPlainObject(input.raw)) issues.push({ field: `${field}.raw`, message: `The webhook body must be an object, not ${shown(input.raw)}` });
+    if (!isRecord(input.raw)) issues.push({ field: `${field}.raw`, message: `The webhook body must be an object, not ${shown(input.raw)}` });
     else {
       const before = issues.length;
       checkRaw(input.raw, `${field}.raw`, issues);
@@ -111,7 +104,7 @@ export function validateIssue(input: unknown, issues: ValidationIssue[], field =
 export function validateVariables(input: unknown, field: string, issues: ValidationIssue[]): Record<string, string> {
   const variables: Record<string, string> = {};
   if (input === undefined || input === null) return variables;
-  if (!isPlainObject(input)) {
+  if (!isRecord(input)) {
     issues.push({ field, message: `The variables must be an object of names to texts, not ${shown(input)}` });
     return variables;
   }
@@ -127,7 +120,7 @@ export function validateVariables(input: unknown, field: string, issues: Validat
 
 /** Checks `startRun`'s argument; the pipeline id is looked up by the caller. */
 export function validateStartRequest(input: unknown): Required<Pick<StartRunRequest, 'pipelineId' | 'variables'>> & { issue?: Issue } {
-  if (!isPlainObject(input)) throw new ValidationError(`startRun takes { pipelineId, issue?, variables? }, not ${shown(input)}`);
+  if (!isRecord(input)) throw new ValidationError(`startRun takes { pipelineId, issue?, variables? }, not ${shown(input)}`);
   const issues: ValidationIssue[] = [];
   if (typeof input.pipelineId !== 'string' || !input.pipelineId) issues.push({ field: 'pipelineId', message: 'Choose the pipeline to run' });
   const issue = input.issue === undefined || input.issue === null ? undefined : validateIssue(input.issue, issues);
@@ -139,7 +132,7 @@ export function validateStartRequest(input: unknown): Required<Pick<StartRunRequ
 /** Checks `listRuns`'s filter; undefined and null mean no filter. */
 export function validateRunFilter(input: unknown): RunFilter & { limit: number } {
   if (input === undefined || input === null) return { limit: defaultListLimit };
-  if (!isPlainObject(input)) throw new ValidationError(`listRuns takes a filter object, not ${shown(input)}`);
+  if (!isRecord(input)) throw new ValidationError(`listRuns takes a filter object, not ${shown(input)}`);
   const issues: ValidationIssue[] = [];
   const filter: RunFilter & { limit: number } = { limit: defaultListLimit };
   if (input.status !== undefined && input.status !== null && input.status !== '') {

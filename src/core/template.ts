@@ -178,13 +178,6 @@ export function renderTemplate(template: string, context: TemplateContext): stri
 
 // ───────────────────────────── Environment ─────────────────────────────
 
-/**
- * Why text holding NUL (U+0000) is refused where it enters (names, commands, prompts, messages,
- * variables, project paths, issue fields): `execve` takes C strings, so no command, argument or
- * environment variable can carry it, and a run would only fail when its step starts.
- */
-export const nulCharacterMessage = 'holds a NUL character (U+0000), which no command, argument or environment variable can carry: remove it';
-
 /** Environment values cannot hold NUL (the C strings of `execve` end there): it is removed. */
 function environmentValue(text: string): string {
   return text.replace(/\0/g, '');

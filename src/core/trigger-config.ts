@@ -4,7 +4,7 @@ import type { Connection, ConnectionKind, TriggerConfig, TriggerKind, WriteBackM
 import { ValidationError, quote, type ValidationIssue } from './errors';
 import { isId } from './ids';
 import { validateVariables } from './runs';
-import { isPlainObject } from './settings';
+import { isRecord, readBoolean, readInteger, readText } from './validate';
 
 export const triggerKinds: readonly TriggerKind[] = ['webhook', 'linear', 'jira', 'github'];
 export const defaultPollIntervalSec = 60;
@@ -30,7 +30,7 @@ function readStringList(value: unknown, field: string, words: string, issues: Va
 /** Names of states or labels (`what`) for started / succeeded / failed: trimmed, blanks dropped. */
 function readMarks(value: unknown, field: string, what: string, issues: ValidationIssue[]): WriteBackMarks | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!isPlainObject(value)) {
+  if (!isRecord(value)) {
     issues.push({ field, message: `The write-back ${what} must be { started?, succeeded?, failed? } with names, not ${quote(value)}` });
     return undefined;
   }
@@ -51,15 +51,14 @@ function readMarks(value: unknown, field: string, what: string, issues: Validati
  * given stays undefined here: the caller fills a random one for a new generic webhook trigger.
  */
 export function validateTrigger(input: unknown, context: TriggerContext): Omit<TriggerConfig, 'id'> & { id?: string } {
-  if (!isPlainObject(input)) throw new ValidationError(`A trigger must be an object, not ${quote(input)}`);
+  if (!isRecord(input)) throw new ValidationError(`A trigger must be an object, not ${quote(input)}`);
   const issues: ValidationIssue[] = [];
   const trigger: Omit<TriggerConfig, 'id'> & { id?: string } = { name: '', kind: 'webhook', enabled: true, pipelineId: '' };
   if (input.id !== undefined && input.id !== null && input.id !== '') {
     if (isId(input.id, 'trg')) trigger.id = input.id;
     else issues.push({ field: 'id', message: `The id ${quote(input.id)} is not a trigger id` });
   }
-  if (typeof input.name === 'string' && input.name.trim() && input.name.trim().length <= 200) trigger.name = input.name.trim();
-  else issues.push({ field: 'name', message: 'The name is empty or too long: a trigger needs a name of up to 200 characters' });
+  trigger.name = readText(input, 'name', 'name', { max: 200, trim: true, required: 'The name is empty: a trigger needs a name', subject: 'The name' }, issues) ?? '';
   if (!triggerKinds.includes(input.kind as TriggerKind)) {
     issues.push({ field: 'kind', message: `The kind must be one of ${triggerKinds.join(', ')}, not ${quote(input.kind)}` });
   } else if (!context.availableKinds.includes(input.kind as TriggerKind)) {
@@ -67,10 +66,7 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
   } else {
     trigger.kind = input.kind as TriggerKind;
   }
-  if (input.enabled !== undefined) {
-    if (typeof input.enabled === 'boolean') trigger.enabled = input.enabled;
-    else issues.push({ field: 'enabled', message: `The switch must be true or false, not ${quote(input.enabled)}` });
-  }
+  trigger.enabled = readBoolean(input, 'enabled', 'enabled', issues, 'The switch') ?? true;
   if (typeof input.pipelineId === 'string' && context.pipelineIds.includes(input.pipelineId)) trigger.pipelineId = input.pipelineId;
   else issues.push({ field: 'pipelineId', message: chooseMessage('pipeline', 'the trigger runs', input.pipelineId) });
   if (trigger.kind !== 'webhook') {
@@ -81,13 +77,12 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
     if (typeof input.webhookSecret === 'string' && input.webhookSecret.length <= 500 && !/[\r\n\0]/.test(input.webhookSecret)) trigger.webhookSecret = input.webhookSecret.trim();
     else issues.push({ field: 'webhookSecret', message: 'The webhook secret must be text of up to 500 characters on one line' });
   }
-  if (input.pollIntervalSec !== undefined && input.pollIntervalSec !== null && trigger.kind !== 'webhook') {
-    const value = input.pollIntervalSec;
-    if (Number.isInteger(value) && (value as number) >= minimumPollIntervalSec && (value as number) <= 86_400) trigger.pollIntervalSec = value as number;
-    else issues.push({ field: 'pollIntervalSec', message: `The poll interval must be a whole number of seconds from ${minimumPollIntervalSec} to 86400, not ${quote(value)}` });
+  if (trigger.kind !== 'webhook') {
+    const interval = readInteger(input, 'pollIntervalSec', 'pollIntervalSec', { min: minimumPollIntervalSec, max: 86_400, unit: 'seconds', subject: 'The poll interval' }, issues);
+    if (interval !== undefined) trigger.pollIntervalSec = interval;
   }
   if (input.filter !== undefined && input.filter !== null && trigger.kind !== 'webhook') {
-    if (!isPlainObject(input.filter)) issues.push({ field: 'filter', message: `The filter must be an object, not ${quote(input.filter)}` });
+    if (!isRecord(input.filter)) issues.push({ field: 'filter', message: `The filter must be an object, not ${quote(input.filter)}` });
     else {
       const filter: NonNullable<TriggerConfig['filter']> = {};
       for (const name of ['team', 'repo', 'query', 'assignee'] as const) {
@@ -105,7 +100,7 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
   }
   if (input.writeBack !== undefined && input.writeBack !== null && trigger.kind !== 'webhook') {
     const writeBack = input.writeBack;
-    if (!isPlainObject(writeBack) || (writeBack.comment !== undefined && typeof writeBack.comment !== 'boolean')) {
+    if (!isRecord(writeBack) || (writeBack.comment !== undefined && typeof writeBack.comment !== 'boolean')) {
       issues.push({ field: 'writeBack', message: `The write-back must be { comment: true or false, states?, labels? }, not ${quote(writeBack)}` });
     } else {
       trigger.writeBack = { comment: writeBack.comment === true };
@@ -128,7 +123,7 @@ export const connectionKinds: readonly ConnectionKind[] = ['linear', 'jira', 'gi
  * was given (saving keeps the stored one); the caller verifies the credentials with the service.
  */
 export function validateConnection(input: unknown, availableKinds: readonly ConnectionKind[]): Omit<Connection, 'id' | 'token'> & { id?: string; token?: string } {
-  if (!isPlainObject(input)) throw new ValidationError(`An account must be an object, not ${quote(input)}`);
+  if (!isRecord(input)) throw new ValidationError(`An account must be an object, not ${quote(input)}`);
   const issues: ValidationIssue[] = [];
   const kind = input.kind as ConnectionKind;
   if (!connectionKinds.includes(kind)) issues.push({ field: 'kind', message: `The service must be one of ${connectionKinds.join(', ')}, not ${quote(input.kind)}` });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GeneratePipelineRequest, GenerateTextRequest, HarnessDefinition, Pipeline } from '../core/api';
 import { ConflictError, ValidationError, errorMessage, quote } from '../core/errors';
-import { isPlainObject } from '../core/settings';
+import { isRecord } from '../core/validate';
 import { buildStepEnvironment } from '../engine/environment';
 import { runProcess, type ProcessResult, type RunProcessOptions } from '../engine/process';
 import { notInstalledMessage } from './builtins';
@@ -69,7 +69,7 @@ export function extractJsonObject(text: string): unknown {
   for (const candidate of candidates) {
     try {
       const value = JSON.parse(candidate);
-      if (isPlainObject(value)) return value;
+      if (isRecord(value)) return value;
     } catch {
       // try the next candidate
     }
@@ -128,7 +128,7 @@ export class Generator {
 
   /** Writes a prompt, system prompt or shell command from the user's instructions. */
   async generateText(request: GenerateTextRequest): Promise<string> {
-    if (!isPlainObject(request)) throw new ValidationError(`generateText takes a request object, not ${quote(request)}`);
+    if (!isRecord(request)) throw new ValidationError(`generateText takes a request object, not ${quote(request)}`);
     if (!(request.target in targetNames)) throw new ValidationError(`The target must be prompt, systemPrompt or command, not ${quote(request.target)}`);
     if (typeof request.instructions !== 'string' || !request.instructions.trim()) throw new ValidationError('Say what the text should do (instructions)');
     const requestId = typeof request.requestId === 'string' && request.requestId ? request.requestId : undefined;
@@ -137,7 +137,7 @@ export class Generator {
       this.requests.get(requestId)?.abort();
       this.requests.set(requestId, controller);
     }
-    const context = isPlainObject(request.pipeline)
+    const context = isRecord(request.pipeline)
       ? `\nThe pipeline so far (JSON):\n${JSON.stringify({ name: request.pipeline.name, variables: request.pipeline.variables, steps: request.pipeline.steps }, null, 2)}\n${request.stepId ? `The step being written: ${request.stepId}.` : ''}`
       : '';
     const prompt = `You are writing ${targetNames[request.target]} for a Factory pipeline.
@@ -164,7 +164,7 @@ Reply with the text only: no explanation, no code fences.`;
    * asks once more with the validation errors when it does not fit, and saves it.
    */
   async generatePipeline(request: GeneratePipelineRequest): Promise<Pipeline> {
-    if (!isPlainObject(request) || typeof request.description !== 'string' || !request.description.trim()) {
+    if (!isRecord(request) || typeof request.description !== 'string' || !request.description.trim()) {
       throw new ValidationError('Describe the pipeline you want (description)');
     }
     if (this.pipelineGeneration) throw new ConflictError('A pipeline is being generated already: wait for it or cancel it');

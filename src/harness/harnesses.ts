@@ -10,7 +10,7 @@ import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { HarnessDefinition, HarnessStatus } from '../core/api';
 import { ConflictError, FactoryError, NotFoundError, ValidationError, quote, type ValidationIssue } from '../core/errors';
 import { newId } from '../core/ids';
-import { isPlainObject } from '../core/settings';
+import { isRecord } from '../core/validate';
 import type { ConfigService } from '../engine/config';
 import { runProcess } from '../engine/process';
 import type { ConfigFile } from '../store/data-store';
@@ -103,7 +103,7 @@ export class HarnessService {
    * that does not fit (see checkDefinition).
    */
   async saveHarness(input: unknown): Promise<HarnessDefinition> {
-    if (!isPlainObject(input)) throw new ValidationError(`A harness must be an object, not ${quote(input)}`);
+    if (!isRecord(input)) throw new ValidationError(`A harness must be an object, not ${quote(input)}`);
     const changes = pickEditable(input);
     return this.config.update((config) => {
       const id = input.id;
@@ -175,7 +175,7 @@ export class HarnessService {
    * ValidationError for a malformed command or args; ModelListError when the command fails.
    */
   async listModels(input: unknown): Promise<string[]> {
-    if (!isPlainObject(input)) throw new ValidationError(`A harness must be an object, not ${quote(input)}`);
+    if (!isRecord(input)) throw new ValidationError(`A harness must be an object, not ${quote(input)}`);
     const issues: ValidationIssue[] = [];
     const command = checkCommand(input.command, issues);
     const modelsArgs = input.modelsArgs === undefined ? undefined : checkStringList('modelsArgs', input.modelsArgs, issues);
@@ -374,7 +374,7 @@ function checkModels(value: unknown, issues: ValidationIssue[]): string[] {
 
 function checkEnvironment(value: unknown, issues: ValidationIssue[]): Record<string, string> | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!isPlainObject(value)) {
+  if (!isRecord(value)) {
     issues.push({ field: 'env', message: `The environment must be an object of names to texts, not ${quote(value)}` });
     return undefined;
   }

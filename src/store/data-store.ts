@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Channel, Connection, HarnessDefinition, Pipeline, Project, Settings, TriggerConfig } from '../core/api';
 import { ValidationError, quote } from '../core/errors';
 import { isId } from '../core/ids';
-import { isPlainObject } from '../core/settings';
+import { isRecord } from '../core/validate';
 import { removeStaleTempFiles } from './atomic';
 import { CorruptFileError, readJsonFile } from './json-file';
 import { JsonlAppender } from './jsonl';
@@ -60,14 +60,14 @@ export class DataStore {
   async readConfig(): Promise<ConfigFile | undefined> {
     const raw = await readJsonFile<unknown>(this.configPath);
     if (raw === undefined) return undefined;
-    if (!isPlainObject(raw) || raw.format !== 1 || !isPlainObject(raw.settings)) {
+    if (!isRecord(raw) || raw.format !== 1 || !isRecord(raw.settings)) {
       throw new CorruptFileError(this.configPath, 'it is not a Factory configuration (format 1 with settings)');
     }
     for (const key of listKeys) {
       if (raw[key] === undefined) raw[key] = [];
       else if (!Array.isArray(raw[key])) throw new CorruptFileError(this.configPath, `the field ${key} is not a list`);
     }
-    if (!isPlainObject(raw.harnessOverrides)) raw.harnessOverrides = {};
+    if (!isRecord(raw.harnessOverrides)) raw.harnessOverrides = {};
     return raw as unknown as ConfigFile;
   }
 

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Run } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { isId } from '../core/ids';
-import { isPlainObject } from '../core/settings';
+import { isRecord } from '../core/validate';
 import { syncFolder } from './atomic';
 import { readJsonLines, type JsonlAppender } from './jsonl';
 
@@ -184,9 +184,9 @@ export class RunJournal {
     const numbers = names.map((name) => /^journal-(\d{1,9})\.jsonl$/.exec(name)?.[1]).filter((number): number is string => number !== undefined).map(Number).sort((a, b) => a - b);
     for (const number of numbers) {
       for (const record of await readJsonLines<unknown>(this.#file(number))) {
-        if (!isPlainObject(record)) continue;
+        if (!isRecord(record)) continue;
         if (typeof record.deleted === 'string') deleted.add(record.deleted);
-        else if (isPlainObject(record.run) && isId(record.run.id, 'run')) runs.set(record.run.id, { run: record.run, journal: number });
+        else if (isRecord(record.run) && isId(record.run.id, 'run')) runs.set(record.run.id, { run: record.run, journal: number });
       }
     }
     return { runs, deleted, numbers };

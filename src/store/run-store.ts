@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import type { LogLine, Run, RunStatus } from '../core/api';
 import { ValidationError, errorMessage, quote } from '../core/errors';
 import { isId } from '../core/ids';
-import { isPlainObject } from '../core/settings';
+import { isRecord } from '../core/validate';
 import { removeStaleTempFiles } from './atomic';
 import { CorruptFileError, readTextFile } from './json-file';
 import { readJsonLinesReport, type JsonlAppender } from './jsonl';
@@ -73,7 +73,7 @@ export class RunStore {
    * ValidationError and touches nothing. A save for a deleted run resolves without writing.
    */
   save(run: Run): Promise<void> {
-    const id: unknown = isPlainObject(run) ? run.id : undefined;
+    const id: unknown = isRecord(run) ? run.id : undefined;
     if (!isId(id, 'run')) return Promise.reject(new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`));
     if (this.#deleted.has(id)) return Promise.resolve();
     const path = this.#runFile(id);
@@ -101,7 +101,7 @@ export class RunStore {
    * from the journal.
    */
   async create(run: Run): Promise<void> {
-    const id: unknown = isPlainObject(run) ? run.id : undefined;
+    const id: unknown = isRecord(run) ? run.id : undefined;
     if (!isId(id, 'run')) throw new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`);
     this.#writeNewRuns();
     await this.#journal.add(run);
@@ -214,7 +214,7 @@ export class RunStore {
   async appendLogs(lines: readonly LogLine[]): Promise<void> {
     const writers = new Map<string, StepLogWriter>();
     const checked = lines.map((logLine) => {
-      if (!isPlainObject(logLine)) throw new ValidationError(`Cannot append the log line ${quote(logLine)}: it is not an object.`);
+      if (!isRecord(logLine)) throw new ValidationError(`Cannot append the log line ${quote(logLine)}: it is not an object.`);
       const { runId, stepId, attempt, line, ts, stream } = logLine;
       if (typeof line !== 'string') throw new ValidationError(`Cannot append the log line ${quote(line)}: it is not text.`);
       if (ts !== undefined && !Number.isFinite(ts)) throw new ValidationError(`Cannot append a log line with the time ${quote(ts)}: it is not a time.`);
@@ -251,7 +251,7 @@ export class RunStore {
     const path = await rawLogPath(this.#logPath(runId, name));
     if (path) return { path };
     const { records } = await readJsonLinesReport<unknown>(`${this.#logPath(runId, name)}.jsonl`).catch(() => ({ records: [] as unknown[] }));
-    return records.length ? { lines: records.flatMap((record) => (isPlainObject(record) && typeof record.line === 'string' ? [record.line] : [])) } : undefined;
+    return records.length ? { lines: records.flatMap((record) => (isRecord(record) && typeof record.line === 'string' ? [record.line] : [])) } : undefined;
   }
 
   /** A log of an earlier version (one JSON record per line), paged in memory. */
@@ -259,7 +259,7 @@ export class RunStore {
     const { records } = await readJsonLinesReport<unknown>(`${this.#logPath(runId, name)}.jsonl`);
     const all: StoredLine[] = [];
     for (const record of records) {
-      if (!isPlainObject(record) || typeof record.line !== 'string') continue;
+      if (!isRecord(record) || typeof record.line !== 'string') continue;
       all.push({ n: all.length + 1, line: record.line, ts: typeof record.ts === 'number' ? record.ts : 0, stream: logStreams.has(record.stream) ? (record.stream as StoredLine['stream']) : 'out' });
     }
     const before = Math.min(page.before ?? all.length + 1, all.length + 1);
@@ -379,15 +379,15 @@ function parseRun(id: string, text: string): Run | string {
 
 /** What makes `value` not the run `id`, or undefined when it has a run's shape. */
 function runProblem(value: unknown, id: string): string | undefined {
-  if (!isPlainObject(value)) return 'not a JSON object';
+  if (!isRecord(value)) return 'not a JSON object';
   if (value.id !== id) return `its id ${quote(value.id)} is not its folder's name`;
   for (const key of ['pipelineId', 'pipelineName', 'projectId'] as const) {
     if (typeof value[key] !== 'string') return `${key} is ${quote(value[key])}, not text`;
   }
   if (!runStatuses.has(value.status as RunStatus)) return `status is ${quote(value.status)}`;
   if (!Number.isFinite(value.createdAt)) return `createdAt is ${quote(value.createdAt)}, not a time`;
-  if (!isPlainObject(value.variables)) return 'variables is not an object';
-  if (!Array.isArray(value.steps) || !value.steps.every((step) => isPlainObject(step) && typeof step.id === 'string')) {
+  if (!isRecord(value.variables)) return 'variables is not an object';
+  if (!Array.isArray(value.steps) || !value.steps.every((step) => isRecord(step) && typeof step.id === 'string')) {
     return 'steps is not a list of steps';
   }
   return undefined;

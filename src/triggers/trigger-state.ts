@@ -9,7 +9,7 @@
 
 import type { LedgerEntry, Run, RunStatus, TriggerState } from '../core/api';
 import { errorMessage } from '../core/errors';
-import { isPlainObject } from '../core/settings';
+import { isRecord } from '../core/validate';
 import type { DataStore } from '../store/data-store';
 
 export const ledgerLimit = 200;
@@ -71,14 +71,14 @@ function emptyFile(triggerId: string): TriggerFile {
 /** A trigger file read back tolerantly: what is unreadable starts empty. */
 function readFile(triggerId: string, raw: unknown): TriggerFile {
   const file = emptyFile(triggerId);
-  if (!isPlainObject(raw) || !isPlainObject(raw.state)) return file;
+  if (!isRecord(raw) || !isRecord(raw.state)) return file;
   file.state = { ...file.state, ...(raw.state as object), triggerId };
   if (!Array.isArray(file.state.ledger)) file.state.ledger = [];
   if (Array.isArray(raw.keptKeys)) file.keptKeys = raw.keptKeys.filter((key): key is string => typeof key === 'string');
   if (typeof raw.resetAt === 'number') file.resetAt = raw.resetAt;
   if (typeof raw.cursor === 'string') file.cursor = raw.cursor;
   if (typeof raw.fullPollAt === 'number') file.fullPollAt = raw.fullPollAt;
-  for (const name of ['exits', 'deliveries', 'writeBacks'] as const) if (isPlainObject(raw[name])) file[name] = keyed(raw[name] as object);
+  for (const name of ['exits', 'deliveries', 'writeBacks'] as const) if (isRecord(raw[name])) file[name] = keyed(raw[name] as object);
   return file;
 }
 

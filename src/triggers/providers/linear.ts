@@ -11,7 +11,7 @@
 
 import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../core/api';
 import { ValidationError, quote } from '../../core/errors';
-import { isPlainObject as isRecord } from '../../core/settings';
+import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs, scrub } from '../../net/http';
 import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
 import { verifyHmacSha256Hex } from '../secrets';
