@@ -35,7 +35,7 @@ bad('startRun refuses an issue.raw nested 100,000 levels deep with a message, no
   const raw: Record<string, unknown> = {};
   let current = raw;
   for (let level = 1; level < 100_000; level += 1) current = (current.a = {}) as Record<string, unknown>;
-  const error = await rejects(factory.api.startRun({ pipelineId: pipeline.id, issue: { title: 'Deep', raw } }), /issue\.raw: is nested deeper than 100 levels/);
+  const error = await rejects(factory.api.startRun({ pipelineId: pipeline.id, issue: { title: 'Deep', raw } }), /issue\.raw: The webhook body is nested deeper than 100 levels/);
   assert.not.match(error.message, /call stack/);
   assert.is((await factory.api.listRuns()).length, 0);
 });

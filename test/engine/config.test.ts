@@ -132,7 +132,7 @@ config('savePipeline answers the warnings with the pipeline and stores none; cod
   const input = { projectId, name: 'Warned', variables: {}, steps: [{ id: 'build', name: 'Build', kind: 'shell' as const, command: 'sh -c "make {{issue.title}}"' }] };
   const saved = await factory.api.savePipeline(input);
   assert.equal(saved.warnings!.map((warning) => warning.field), ['steps.build.command']);
-  assert.match(saved.warnings![0]!.message, '`{{issue.title}}` is parsed as code again by `sh -c`');
+  assert.match(saved.warnings![0]!.message, 'the command has `{{issue.title}}`, which is parsed as code again by `sh -c`');
   const stored = readConfigFile(dir).pipelines.find((pipeline) => pipeline.id === saved.id)!;
   assert.not.ok('warnings' in stored, 'config.json holds no warnings');
   assert.not.ok('warnings' in (await factory.api.snapshot()).pipelines.find((pipeline) => pipeline.id === saved.id)!);
@@ -140,9 +140,9 @@ config('savePipeline answers the warnings with the pipeline and stores none; cod
 
   const before = readFileSync(join(dir, 'config.json'), 'utf8');
   await rejects(factory.api.savePipeline({ ...input, steps: [{ ...input.steps[0]!, command: 'echo $(( {{issue.title}} + 1 ))' }] }),
-    /steps\.build\.command: `\{\{issue\.title\}\}` stands inside \$\(\( \)\), where the shell runs text as code/);
+    /steps\.build\.command: Step 1: the command has `\{\{issue\.title\}\}`, which stands inside \$\(\( \)\), where the shell runs text as code/);
   const exported = JSON.stringify({ servicePipeline: 1, name: 'Imported', variables: {}, steps: [{ id: 'count', name: 'Count', kind: 'shell', command: 'a[{{vars.n}}]=1' }] });
-  await rejects(factory.api.importPipeline(exported), /steps\.count\.command: `\{\{vars\.n\}\}` stands inside an array subscript/);
+  await rejects(factory.api.importPipeline(exported), /steps\.count\.command: Step 1: the command has `\{\{vars\.n\}\}`, which stands inside an array subscript/);
 
   const check = await factory.api.checkPipeline({ ...input, name: '', steps: [
     { id: 'count', name: 'Count', kind: 'shell', command: 'let "{{vars.n}}"' },
