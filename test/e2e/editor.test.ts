@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { callAs, clickButton, mainText, screenshots, settle, shoot, shootPhone, show, signIn, startSession, stopSession, waitForRunAs, type Session } from './session';
+import { answerDialogsYes, callAs, clickButton, mainText, screenshots, settle, shoot, shootPhone, show, signIn, startSession, stopSession, waitForRunAs, type Session } from './session';
 
 let session: Session | undefined;
 let setupError: unknown;
@@ -55,7 +55,7 @@ editor.before(async () => {
   try {
     session = await startSession();
     await signIn(session);
-    await session.page.evaluate(`window.__confirms = []; window.confirm = (message) => (window.__confirms.push(message), true)`);
+    await session.page.evaluate(answerDialogsYes);
     // No coding agent on this machine, whatever is installed where the tests run.
     for (const harness of (await callAs(session, 'snapshot')).harnesses) await callAs(session, 'saveHarness', { ...harness, command: `factory-missing-${harness.id}` });
     await callAs(session, 'detectHarnesses');

@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { freePort, send } from '../helpers/net';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { callAs, mainText, screenshots, settle, show, signIn, sleep, startSession, stopSession, waitForRunAs, type Session } from './session';
+import { answerDialogsYes, callAs, mainText, screenshots, settle, show, signIn, sleep, startSession, stopSession, waitForRunAs, type Session } from './session';
 
 let session: Session | undefined;
 let setupError: unknown;
@@ -291,6 +291,25 @@ lists('deleting asks in the app\'s own dialog: focus stays in it, Escape cancels
   await press(page, 'Enter');
   await page.waitFor(`!document.querySelector('.trigger-list [data-id="${made.triggerId}"]')`, 5000, 'the trigger gone from the list');
   assert.not.ok((await call('snapshot')).triggers.some((candidate: { id: string }) => candidate.id === made.triggerId), 'Enter deleted it');
+  assert.is(await page.evaluate('window.confirmCalls'), undefined, 'window.confirm was never called');
+});
+
+lists('the other screens ask in the same dialog: a run and a pipeline deleted, answered by answerDialogsYes', async () => {
+  const { page } = need();
+  const project = (await call('snapshot')).projects[0];
+  const pipeline = await call('savePipeline', { projectId: project.id, name: 'Short-lived', variables: {}, steps: [{ id: 'hello', name: 'Hello', kind: 'shell', command: 'echo hello' }] });
+  const run = await call('startRun', { pipelineId: pipeline.id, issue: { title: 'Say hello' } });
+  await waitForRunAs(need(), run.id, ['succeeded']);
+  await page.evaluate(answerDialogsYes);
+  await show(page, `#/runs/${run.id}`);
+  await page.waitFor(`document.querySelector('[data-test="delete"]')`, 10_000, 'the run\'s Delete');
+  await page.click('[data-test="delete"]');
+  await page.waitFor(`location.hash === '#/runs'`, 10_000, 'back on Runs after the delete');
+  assert.is(await page.evaluate(`window.__confirms.at(-1)`), 'Delete the run “Say hello”? Its logs are deleted too. This cannot be undone.');
+  await show(page, '#/pipelines');
+  await page.click(`[data-test="pipeline-row"][data-id="${pipeline.id}"] [data-action="delete"]`);
+  await page.waitFor(`!document.querySelector('[data-test="pipeline-row"][data-id="${pipeline.id}"]')`, 10_000, 'the pipeline deleted');
+  assert.is(await page.evaluate(`window.__confirms.at(-1)`), 'Delete the pipeline “Short-lived”? Its past runs stay.');
   assert.is(await page.evaluate('window.confirmCalls'), undefined, 'window.confirm was never called');
 });
 

@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { callAs, screenshots, settle, shoot, show, signIn, sleep, startServer, startSession, stopServer, stopSession, waitForRunAs, type Session } from './session';
+import { answerDialogsYes, callAs, screenshots, settle, shoot, show, signIn, sleep, startServer, startSession, stopServer, stopSession, waitForRunAs, type Session } from './session';
 
 let session: Session | undefined;
 let setupError: unknown;
@@ -58,7 +58,7 @@ runPage.before(async () => {
     session = await startSession();
     await signIn(session);
     // Confirmations are answered yes, and their questions kept to be read.
-    await session.page.evaluate(`window.__confirms = []; window.confirm = (message) => (window.__confirms.push(message), true)`);
+    await session.page.evaluate(answerDialogsYes);
   } catch (error) {
     setupError = error;
   }
@@ -314,7 +314,7 @@ runPage('work is kept: deleting a run says what was kept, a run without its work
     await sleep(100);
   }
   await signIn(e);
-  await page.evaluate(`window.__confirms = []; window.confirm = (message) => (window.__confirms.push(message), true)`);
+  await page.evaluate(answerDialogsYes);
   await show(page, `#/runs/${aged.id}`);
   const branchNote = await page.waitFor<string>(`document.querySelector('[data-test="run-branch"]')?.textContent`, 10_000, 'the branch in the header');
   assert.is(branchNote, `Its worktree was removed; its work is on branch factory/${aged.id}: a retry makes the worktree again from it.`);

@@ -180,3 +180,18 @@ export async function clickButton(page: Page, scope: string, text: string): Prom
   })()`);
   if (!clicked) throw new Error(`No button ${text} in ${scope}`);
 }
+
+/**
+ * Answers every confirmation dialog of the app (ui/views/dialog.ts) with its confirming button,
+ * keeping each question (title and body, as one line) in `window.__confirms`. Evaluate it after
+ * the page loads; a reload forgets it.
+ */
+export const answerDialogsYes = `(() => {
+  window.__confirms = [];
+  new MutationObserver(() => {
+    const dialog = document.querySelector('dialog.dialog[open]');
+    if (!dialog) return;
+    window.__confirms.push([dialog.querySelector('h2'), dialog.querySelector('p')].filter(Boolean).map((element) => element.textContent).join(' '));
+    dialog.querySelector('[data-test="dialog-confirm"]').click();
+  }).observe(document.body, { childList: true });
+})()`;

@@ -8,6 +8,7 @@
 import type { HarnessDefinition, HarnessStatus } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
+import { confirmAction } from './dialog';
 import { FormFields, lines, option, switchControl, withBusy } from './settings-form';
 
 const outputFormats = ['text', 'claude-stream-json', 'codex-json', 'gemini-stream-json', 'opencode-json', 'cursor-stream-json', 'amp-stream-json'];
@@ -94,10 +95,10 @@ export const harnessesScreen: ScreenFactory = (context) => {
   }
 
   async function remove(button: HTMLButtonElement, harness: HarnessDefinition): Promise<void> {
-    const question = harness.builtIn
-      ? `Reset ${harness.name} to its defaults? Your changes to its command, arguments and models are lost.`
-      : `Delete the harness ${harness.name}?`;
-    if (!confirm(question)) return;
+    const confirmed = await confirmAction(harness.builtIn
+      ? { title: `Reset ${harness.name} to its defaults?`, body: 'Your changes to its command, arguments and models are lost.', confirm: 'Reset', danger: true }
+      : { title: `Delete the harness ${harness.name}?`, confirm: 'Delete', danger: true });
+    if (!confirmed) return;
     try {
       await withBusy(button, harness.builtIn ? 'Resetting…' : 'Deleting…', () => context.api.deleteHarness(harness.id));
       if (editing === harness.id) edit(undefined);

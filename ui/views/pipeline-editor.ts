@@ -6,6 +6,7 @@
 import type { AgentStep, ApprovalStep, FieldMessage, GenerateTarget, Pipeline, PipelineInput, ShellStep, Snapshot, Step, StepKind } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
+import { confirmAction } from './dialog';
 import { harnessChoices, takeRunPanelRequest } from './pipelines';
 import { agentOf, missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
 import { checkbox, clearFieldErrors, field, keyValueEditor, parseIssues, selectInput, showFieldError, textArea, textInput, uniqueId, withBusy } from './form';
@@ -590,13 +591,15 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     if (action === 'up' && element.previousElementSibling) view.steps.insertBefore(element, element.previousElementSibling);
     else if (action === 'down' && element.nextElementSibling) view.steps.insertBefore(element.nextElementSibling, element);
     else if (action === 'remove') {
-      if (!confirm(`Remove the step “${card?.idInput.value || 'unnamed'}”?`)) return;
-      const next = (element.nextElementSibling ?? element.previousElementSibling) as HTMLElement | null;
-      element.remove();
-      view.cards.delete(element);
-      view.renumber();
-      setDirty(true);
-      (next?.querySelector('input') ?? view.form.querySelector<HTMLElement>('[data-action="add-step"]'))?.focus();
+      void confirmAction({ title: `Remove the step “${card?.idInput.value || 'unnamed'}”?`, confirm: 'Remove', danger: true }).then((confirmed) => {
+        if (!confirmed) return;
+        const next = (element.nextElementSibling ?? element.previousElementSibling) as HTMLElement | null;
+        element.remove();
+        view.cards.delete(element);
+        view.renumber();
+        setDirty(true);
+        (next?.querySelector('input') ?? view.form.querySelector<HTMLElement>('[data-action="add-step"]'))?.focus();
+      });
       return;
     } else return;
     view.renumber();
@@ -726,10 +729,14 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
   const linkClick = (event: MouseEvent) => {
     const link = (event.target as HTMLElement).closest?.('a[href^="#"]');
     if (!link || !dirty) return;
-    if (!confirm('Leave this pipeline without saving your changes?')) {
-      event.preventDefault();
-      event.stopPropagation();
-    }
+    // Held until answered, then followed by hand.
+    event.preventDefault();
+    event.stopPropagation();
+    void confirmAction({ title: 'Leave this pipeline without saving your changes?', confirm: 'Leave', danger: true }).then((leave) => {
+      if (!leave) return;
+      setDirty(false);
+      context.navigate(link.getAttribute('href')!);
+    });
   };
   window.addEventListener('beforeunload', beforeUnload);
   document.addEventListener('click', linkClick, true);

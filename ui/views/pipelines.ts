@@ -6,6 +6,7 @@
 import type { Pipeline, PipelineTemplateId, Run, Snapshot } from '../../src/core/api';
 import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
+import { confirmAction } from './dialog';
 import { downloadText, field, safeFileName, selectInput, textArea, withBusy } from './form';
 import { glyphElement } from './log-view';
 import { missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
@@ -237,7 +238,7 @@ export const pipelinesScreen: ScreenFactory = (context: AppContext) => {
         downloadText(`${safeFileName(pipeline.name)}.factory.json`, json);
         context.toast(`Exported ${pipeline.name}`);
       } else if (action === 'delete') {
-        if (!confirm(`Delete the pipeline “${pipeline.name}”? Its past runs stay.`)) return;
+        if (!await confirmAction({ title: `Delete the pipeline “${pipeline.name}”?`, body: 'Its past runs stay.', confirm: 'Delete', danger: true })) return;
         await withBusy(button, 'Deleting…', () => api.deletePipeline(pipeline.id));
         context.toast(`Deleted ${pipeline.name}`);
       }

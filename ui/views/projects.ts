@@ -6,6 +6,7 @@
 import type { Project, ProjectInput, RunBranch } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
+import { confirmAction } from './dialog';
 import { checkbox, clearFieldErrors, field, parseIssues, showFieldError, textInput, withBusy } from './form';
 
 const projectFields = ['name', 'path', 'worktrees', 'setupCommand', 'id'] as const;
@@ -162,9 +163,9 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
     const branch = button.dataset.action === 'delete-branch' ? listed.find((candidate) => candidate.branch === button.closest<HTMLElement>('[data-branch]')?.dataset.branch) : undefined;
     const merged = button.dataset.action === 'delete-merged' ? listed.filter((candidate) => candidate.ahead === 0).length : 0;
     if (branch || merged) {
-      const question = branch ? `Delete the branch ${branch.branch}? ${branch.ahead ? `${commits(branch.ahead)} found on no other branch will be lost.` : 'Its commits are all on other branches: nothing is lost.'}`
-        : `Delete ${merged} run branch${merged === 1 ? '' : 'es'} whose commits are all on other branches? Nothing is lost.`;
-      if (!confirm(question)) return;
+      const question = branch ? { title: `Delete the branch ${branch.branch}?`, body: branch.ahead ? `${commits(branch.ahead)} found on no other branch will be lost.` : 'Its commits are all on other branches: nothing is lost.' }
+        : { title: `Delete ${merged} run branch${merged === 1 ? '' : 'es'} whose commits are all on other branches?`, body: 'Nothing is lost.' };
+      if (!await confirmAction({ ...question, confirm: 'Delete', danger: true })) return;
       try {
         const deleted = await withBusy(button, 'Deleting…', () => context.api.deleteRunBranches(project.id, branch?.branch ?? 'merged'));
         context.toast(deleted.length === 1 ? `Deleted ${deleted[0]}` : `Deleted ${deleted.length} branches`);
@@ -174,7 +175,7 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
       await loadBranches();
     }
     if (button.dataset.action === 'delete') {
-      if (!confirm(`Delete the project “${project.name}”? Its folder is not touched.`)) return;
+      if (!await confirmAction({ title: `Delete the project “${project.name}”?`, body: 'Its folder is not touched.', confirm: 'Delete', danger: true })) return;
       const error = row.querySelector<HTMLElement>('.row-error')!;
       error.hidden = true;
       try {

@@ -10,6 +10,7 @@
 import type { ApprovalChoices, LogPage, Run, RunStatus, StepRun } from '../../src/core/api';
 import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, relativeTime, replace, timeElement } from '../dom';
+import { confirmAction } from './dialog';
 import { glyphElement, LogView, type LogViewOptions } from './log-view';
 import { runTitle, statusPill } from './runs';
 
@@ -404,8 +405,8 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     }
     if (finished.includes(current.status)) {
       buttons.push(retryMenu(current));
-      const remove: HTMLButtonElement = h('button', { type: 'button', class: 'danger', 'data-test': 'delete', onclick: () => {
-        if (!confirm(`Delete the run “${runTitle(current)}” and its logs? This cannot be undone.`)) return;
+      const remove: HTMLButtonElement = h('button', { type: 'button', class: 'danger', 'data-test': 'delete', onclick: async () => {
+        if (!await confirmAction({ title: `Delete the run “${runTitle(current)}”?`, body: 'Its logs are deleted too. This cannot be undone.', confirm: 'Delete', danger: true })) return;
         void runAction(remove, 'Deleting…', async () => {
           const kept = await api.deleteRun(runId);
           context.toast(kept ? `Run deleted: ${kept}` : 'Run deleted');
