@@ -8,7 +8,8 @@ import type { Pipeline, PipelineExport, PipelineInput, PipelineTemplateId, Step,
 import { ValidationError, errorMessage, quote } from './errors';
 import type { ValidationIssue } from './errors';
 import { isId, newId } from './ids';
-import { isKnownPlaceholderRoot, listPlaceholders, shellCommandProblems } from './template';
+import { shellCommandProblems } from './shell-quoting';
+import { isKnownPlaceholderRoot, listPlaceholders } from './template';
 import { isAbsent, isRecord, nulCharacterMessage, own, readBoolean, readInteger, readText, shown, type Issues } from './validate';
 
 /** What validation checks references against: the ids that exist where the pipeline is saved. */

@@ -9,7 +9,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ValidationError, type ValidationIssue } from '../../src/core/errors';
 import { parsePipelineExport, pipelineWarnings, validatePipeline, type PipelineContext } from '../../src/core/pipeline';
-import { renderShellCommand, type TemplateContext } from '../../src/core/template';
+import { renderShellCommand } from '../../src/core/shell-quoting';
+import type { TemplateContext } from '../../src/core/template';
 
 const projectId = 'prj_0123456789abcdef';
 const context: PipelineContext = { projectIds: [projectId], harnessIds: ['claude'] };

@@ -5,15 +5,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { TemplateContext } from '../../src/core/template';
-import {
-  isKnownPlaceholderRoot,
-  listPlaceholders,
-  renderShellCommand,
-  renderTemplate,
-  resolvePlaceholder,
-  shellCommandProblems,
-  stepEnvironment,
-} from '../../src/core/template';
+import { renderShellCommand, shellCommandProblems } from '../../src/core/shell-quoting';
+import { isKnownPlaceholderRoot, listPlaceholders, renderTemplate, resolvePlaceholder, stepEnvironment } from '../../src/core/template';
 
 function makeContext(overrides: Partial<TemplateContext> = {}): TemplateContext {
   return {
