@@ -5,7 +5,6 @@ import { startFactory, version } from './app';
 import { errorMessage } from './core/errors';
 import { encodeQr } from './core/qr';
 import { qrToTerminal } from './core/qr-text';
-import { hostName, isLoopbackHost } from './http/auth';
 import { parseServerArguments, usage, UsageError } from './options';
 
 async function main(): Promise<void> {
@@ -60,19 +59,7 @@ async function main(): Promise<void> {
   }
   const { webhookUrl, settings } = await factory.api.snapshot();
   if (webhookUrl) console.log(`Webhooks: ${webhookUrl}/hooks/<trigger-id>`);
-  if (link) console.log(`\nScan to sign in from a phone:\n${qrToTerminal(encodeQr(link))}\n${reachNote(settings.remoteAccess.host, link)}`);
-}
-
-/** Under the QR code: whether a phone can open the link, and how to make it so. */
-function reachNote(listenHost: string, link: string): string {
-  if (!isLoopbackHost(hostName(new URL(link).host) ?? '')) return 'Anyone on your network who has this link can use Factory: share it with no one.';
-  if (!isLoopbackHost(listenHost)) return 'No network address was found on this machine: the link works on this machine only.';
-  return [
-    `This link works on this machine only: remote access listens on ${listenHost}.`,
-    'To sign in from a phone on your network, start with --remote-host 0.0.0.0. Then anyone on the network',
-    'who has the link can use Factory (the link is the key: share it with no one).',
-    'Through a tunnel, add its host name under Settings → Remote access → Allowed host names.',
-  ].join('\n');
+  if (link) console.log(`\nScan to sign in from a phone:\n${qrToTerminal(encodeQr(link))}\n${factory.remote.reachNote(settings.remoteAccess.host)}`);
 }
 
 main().catch((error) => {

@@ -198,6 +198,22 @@ export class RemoteAccess {
     return url ? `${url}/pair?t=${this.options.auth.token}` : undefined;
   }
 
+  /**
+   * For the headless server's terminal, under the QR code of the sign-in link: whether a phone can
+   * open it, and how to make it so. `listenHost` is the address remote access listens on.
+   */
+  reachNote(listenHost: string): string {
+    const link = this.pairingLink();
+    if (link && !isLoopbackHost(hostName(new URL(link).host) ?? '')) return 'Anyone on your network who has this link can use Factory: share it with no one.';
+    if (!isLoopbackHost(listenHost)) return 'No network address was found on this machine: the link works on this machine only.';
+    return [
+      `This link works on this machine only: remote access listens on ${listenHost}.`,
+      'To sign in from a phone on your network, start with --remote-host 0.0.0.0. Then anyone on the network',
+      'who has the link can use Factory (the link is the key: share it with no one).',
+      'Through a tunnel, add its host name under Settings → Remote access → Allowed host names.',
+    ].join('\n');
+  }
+
   /** What `remotePairing` returns: the sign-in link, the token and the link as a QR code (SVG). */
   pairing(): RemotePairing {
     const url = this.pairingLink();
