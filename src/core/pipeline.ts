@@ -1,11 +1,10 @@
-// Pipelines: validation of untrusted input, warnings, the built-in templates, duplication, export
-// and import (DESIGN §3 shapes, §4 "First start" and "Templates"; spec: savePipeline,
-// createPipelineFromTemplate, duplicatePipeline, exportPipeline, importPipeline).
-// Pure: the engine that calls these owns storage, the list of projects and harnesses, and the clock.
+// Pipelines: validation of untrusted input and warnings (DESIGN §3 shapes; spec: savePipeline,
+// checkPipeline). The built-in templates are pipeline-templates.ts; duplication, export and import
+// are pipeline-export.ts. Pure: the engine that calls these owns storage, the list of projects and
+// harnesses, and the clock.
 
-import { pipelineTemplateIds } from './api';
-import type { Pipeline, PipelineExport, PipelineInput, PipelineTemplateId, Step, StepKind } from './api';
-import { ValidationError, errorMessage, quote } from './errors';
+import type { Pipeline, PipelineExport, Step, StepKind } from './api';
+import { ValidationError, quote } from './errors';
 import type { ValidationIssue } from './errors';
 import { isId, newId } from './ids';
 import { shellCommandProblems } from './shell-quoting';
@@ -31,7 +30,7 @@ const variableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The engine passes template values to shell steps under these names; a step may not set them. */
 const reservedEnvPrefix = 'FACTORY_';
 
-const maxNameLength = 200;
+export const maxNameLength = 200;
 const maxDescriptionLength = 5_000;
 /** Commands, prompts, messages, and the values of variables and environment variables. */
 const maxTextLength = 100_000;
@@ -42,8 +41,6 @@ const retriesRange = { min: 0, max: 10 };
 const timeoutRange = { min: 1, max: 86_400 };
 const stallRange = { min: 10, max: 86_400 };
 const parallelRunsRange = { min: 1, max: 100 };
-const copySuffix = ' (copy)';
-const exportVersion = 1;
 
 // ───────────────────────────── Reading untrusted values ─────────────────────────────
 
@@ -339,7 +336,7 @@ function readSteps(record: Record<string, unknown>, harnessIds: readonly string[
 
 // ───────────────────────────── Pipelines ─────────────────────────────
 
-type PipelineBody = Omit<PipelineExport, 'servicePipeline'>;
+export type PipelineBody = Omit<PipelineExport, 'servicePipeline'>;
 
 /** Every field a pipeline and its export share; `harnessIds` undefined skips the harness check. */
 function readPipelineBody(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues): PipelineBody {
@@ -359,7 +356,7 @@ function readPipelineBody(record: Record<string, unknown>, harnessIds: readonly 
 }
 
 /** `body` with its fields in the order of the Pipeline type, so stored files read the same way. */
-function assemblePipeline(id: string, projectId: string, body: PipelineBody, createdAt: number, updatedAt: number): Pipeline {
+export function assemblePipeline(id: string, projectId: string, body: PipelineBody, createdAt: number, updatedAt: number): Pipeline {
   return {
     id,
     projectId,
@@ -471,148 +468,12 @@ export function pipelineWarnings(pipeline: Pick<Pipeline, 'steps' | 'variables'>
   return inWords(warnings, stepIds);
 }
 
-// ───────────────────────────── Templates ─────────────────────────────
-
-/** The built-in pipelines (DESIGN §4): `demo` runs without any agent, for a first run at once. */
-const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = {
-  demo: {
-    name: 'Demo',
-    description: 'Shows how a run works without any agent: a shell step, a decision, and a step that uses it.',
-    variables: {},
-    steps: [
-      { id: 'prepare', name: 'Prepare', kind: 'shell', command: 'echo "Working on {{issue.title}}"' },
-      {
-        id: 'choose', name: 'Choose', kind: 'approval',
-        message: 'How should we go on with "{{issue.title}}"?',
-        choices: { mode: 'single', options: ['Ship it', 'Polish first', 'Start over'] },
-      },
-      {
-        id: 'report', name: 'Report', kind: 'shell',
-        command: 'echo "You chose: {{steps.choose.selected}}"\necho "Your comment: {{steps.choose.comment}}"',
-      },
-    ],
-  },
-  feature: {
-    name: 'Feature',
-    description: 'An agent implements the issue, the tests run, and a person approves before the commit.',
-    variables: {},
-    steps: [
-      {
-        id: 'implement', name: 'Implement', kind: 'agent',
-        prompt: 'Implement this feature in the repository.\n\nTitle: {{issue.title}}\n\n{{issue.description}}\n\n'
-          + 'Follow the style of the code around it, keep the change focused, and add or update tests for it.',
-      },
-      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
-      {
-        id: 'review', name: 'Review', kind: 'approval',
-        message: 'The tests pass for "{{issue.title}}". Review the changes in {{workspace}}; approve to commit them.',
-      },
-      { id: 'commit', name: 'Commit', kind: 'shell', command: 'git add -A\ngit diff --cached --quiet && echo "Nothing to commit." || git commit -m "Feature: {{issue.title}}"' },
-    ],
-  },
-  bugfix: {
-    name: 'Bug fix',
-    description: 'An agent reproduces the bug with a failing test, another fixes it, the tests run, and a person approves.',
-    variables: {},
-    steps: [
-      {
-        id: 'reproduce', name: 'Reproduce', kind: 'agent',
-        prompt: 'Reproduce this bug with a test that fails because of it. Do not fix the bug yet.\n\n'
-          + 'Title: {{issue.title}}\n\n{{issue.description}}\n\nEnd with the name of the test and how it fails.',
-      },
-      {
-        id: 'fix', name: 'Fix', kind: 'agent',
-        prompt: 'Fix this bug so that the failing test passes, without weakening the test.\n\n'
-          + 'Title: {{issue.title}}\n\n{{issue.description}}\n\nWhat reproducing it found:\n{{steps.reproduce.output}}',
-      },
-      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
-      {
-        id: 'review', name: 'Review', kind: 'approval',
-        message: 'The fix for "{{issue.title}}" passes the tests. Review the changes in {{workspace}}.',
-      },
-    ],
-  },
-  blank: {
-    name: 'Blank',
-    variables: {},
-    steps: [{ id: 'hello', name: 'Hello', kind: 'shell', command: 'echo "Hello from {{project.name}}"' }],
-  },
-};
-
 /**
- * A new pipeline of project `projectId` made from a built-in template (ids as in
- * `pipelineTemplateIds`), with a fresh `pl_` id and both times `now`. Throws ValidationError
- * naming the valid ids for an unknown template, or when `projectId` is empty.
+ * The fields and steps of an export, checked as `validatePipeline` checks them, except that harness
+ * ids are not compared with known harnesses (the caller assigns a project and validates again,
+ * which checks them). Throws ValidationError with the problems in words.
  */
-export function pipelineFromTemplate(templateId: PipelineTemplateId, projectId: string, now: number): Pipeline {
-  if (!pipelineTemplateIds.includes(templateId)) {
-    throw new ValidationError([{ field: 'templateId', message: `There is no template ${shown(templateId)}: use one of ${pipelineTemplateIds.join(', ')}` }]);
-  }
-  return validatePipeline({ ...templates[templateId], projectId }, { projectIds: [projectId], harnessIds: [] }, now);
-}
-
-// ───────────────────────────── Duplicate, export, import ─────────────────────────────
-
-/** A deep copy of plain data (steps hold only texts, numbers, booleans, lists and objects). */
-function copyData<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
-}
-
-/**
- * A copy of `pipeline` with a fresh `pl_` id, both times `now`, the same project, variables and
- * steps (deep copies), and the name followed by ` (copy)` (the original name is cut so the result
- * stays within 200 characters).
- */
-export function duplicatePipeline(pipeline: Pipeline, now: number): Pipeline {
-  const name = pipeline.name.slice(0, maxNameLength - copySuffix.length) + copySuffix;
-  return assemblePipeline(newId('pl'), pipeline.projectId, { ...copyData(pipeline), name }, now, now);
-}
-
-/**
- * The export text (spec: `servicePipeline` = 1, first), pretty JSON. It carries no id, project or
- * times, and the values of every step's `env` are replaced by '' (they may hold tokens): the names
- * stay, so whoever imports it sees what to fill in. Pipeline variables are kept as they are.
- */
-export function exportPipeline(pipeline: Pipeline): string {
-  const steps = copyData(pipeline.steps).map((step) => {
-    if (step.kind === 'shell' && step.env) step.env = Object.fromEntries(Object.keys(step.env).map((name) => [name, '']));
-    return step;
-  });
-  const exported: PipelineExport = {
-    servicePipeline: exportVersion,
-    name: pipeline.name,
-    ...(pipeline.description === undefined ? {} : { description: pipeline.description }),
-    variables: { ...pipeline.variables },
-    ...(pipeline.harnessId === undefined ? {} : { harnessId: pipeline.harnessId }),
-    ...(pipeline.model === undefined ? {} : { model: pipeline.model }),
-    ...(pipeline.maxParallelRuns === undefined ? {} : { maxParallelRuns: pipeline.maxParallelRuns }),
-    steps,
-  };
-  return JSON.stringify(exported, null, 2);
-}
-
-/**
- * Reads an export text: the pipeline without id, project or times, its fields and steps checked as
- * `validatePipeline` checks them, except that harness ids are not compared with known harnesses
- * (the caller assigns a project and validates again, which checks them). Throws ValidationError for
- * text that is not JSON, has no `servicePipeline` marker, carries a version other than 1, or does
- * not fit.
- */
-export function parsePipelineExport(json: string): Omit<PipelineInput, 'projectId'> {
-  if (typeof json !== 'string') throw new ValidationError(`This is not JSON: expected text, not ${shown(json)}`);
-  let data: unknown;
-  try {
-    data = JSON.parse(json);
-  } catch (error) {
-    throw new ValidationError(`This is not JSON: ${errorMessage(error).slice(0, 200)}`);
-  }
-  if (!isRecord(data)) throw new ValidationError(`This is not a Factory pipeline export: expected a JSON object, not ${shown(data)}`);
-  const version = own(data, 'servicePipeline');
-  if (version === undefined) throw new ValidationError('This is not a Factory pipeline export: the field servicePipeline is missing');
-  if (version !== exportVersion) {
-    const written = typeof version === 'number' ? String(version) : shown(version);
-    throw new ValidationError(`This is not a pipeline export this Factory can read: servicePipeline version ${written} is not supported; this Factory reads version ${exportVersion}`);
-  }
+export function validatePipelineBody(data: Record<string, unknown>): PipelineBody {
   const issues: Issues = [];
   const body = readPipelineBody(data, undefined, issues);
   if (issues.length > 0) throw new ValidationError(inWords(issues, writtenStepIds(data)));

@@ -7,7 +7,9 @@ import type { Pipeline, PipelineCheck, PipelineTemplateId, Project, SavedPipelin
 import { pipelineTemplateIds } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, quote } from '../core/errors';
 import { newId } from '../core/ids';
-import { checkPipeline, duplicatePipeline, exportPipeline, parsePipelineExport, pipelineFromTemplate, pipelineWarnings, validatePipeline } from '../core/pipeline';
+import { checkPipeline, pipelineWarnings, validatePipeline } from '../core/pipeline';
+import { duplicatePipeline, exportPipeline, parsePipelineExport } from '../core/pipeline-export';
+import { pipelineFromTemplate } from '../core/pipeline-templates';
 import { defaultSettings, mergeSettings, validateProject } from '../core/settings';
 import type { ConfigFile, DataStore } from '../store/data-store';
 

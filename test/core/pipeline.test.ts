@@ -5,9 +5,9 @@ import type { Pipeline, PipelineTemplateId, Step } from '../../src/core/api';
 import { ValidationError } from '../../src/core/errors';
 import type { ValidationIssue } from '../../src/core/errors';
 import { isId } from '../../src/core/ids';
-import {
-  duplicatePipeline, exportPipeline, parsePipelineExport, pipelineFromTemplate, pipelineWarnings, stepIdPattern, validatePipeline,
-} from '../../src/core/pipeline';
+import { pipelineWarnings, stepIdPattern, validatePipeline } from '../../src/core/pipeline';
+import { duplicatePipeline, exportPipeline, parsePipelineExport } from '../../src/core/pipeline-export';
+import { pipelineFromTemplate } from '../../src/core/pipeline-templates';
 import type { PipelineContext } from '../../src/core/pipeline';
 
 const projectId = 'prj_0123456789abcdef';

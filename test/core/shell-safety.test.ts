@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ValidationError, type ValidationIssue } from '../../src/core/errors';
-import { parsePipelineExport, pipelineWarnings, validatePipeline, type PipelineContext } from '../../src/core/pipeline';
+import { pipelineWarnings, validatePipeline, type PipelineContext } from '../../src/core/pipeline';
+import { parsePipelineExport } from '../../src/core/pipeline-export';
 import { renderShellCommand } from '../../src/core/shell-quoting';
 import type { TemplateContext } from '../../src/core/template';
 

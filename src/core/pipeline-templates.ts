@@ -1,0 +1,84 @@
+// The built-in pipelines (DESIGN §4 "First start" and "Templates"; spec: createPipelineFromTemplate).
+
+import { pipelineTemplateIds, type Pipeline, type PipelineInput, type PipelineTemplateId } from './api';
+import { ValidationError } from './errors';
+import { validatePipeline } from './pipeline';
+import { shown } from './validate';
+
+/** The built-in pipelines (DESIGN §4): `demo` runs without any agent, for a first run at once. */
+const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = {
+  demo: {
+    name: 'Demo',
+    description: 'Shows how a run works without any agent: a shell step, a decision, and a step that uses it.',
+    variables: {},
+    steps: [
+      { id: 'prepare', name: 'Prepare', kind: 'shell', command: 'echo "Working on {{issue.title}}"' },
+      {
+        id: 'choose', name: 'Choose', kind: 'approval',
+        message: 'How should we go on with "{{issue.title}}"?',
+        choices: { mode: 'single', options: ['Ship it', 'Polish first', 'Start over'] },
+      },
+      {
+        id: 'report', name: 'Report', kind: 'shell',
+        command: 'echo "You chose: {{steps.choose.selected}}"\necho "Your comment: {{steps.choose.comment}}"',
+      },
+    ],
+  },
+  feature: {
+    name: 'Feature',
+    description: 'An agent implements the issue, the tests run, and a person approves before the commit.',
+    variables: {},
+    steps: [
+      {
+        id: 'implement', name: 'Implement', kind: 'agent',
+        prompt: 'Implement this feature in the repository.\n\nTitle: {{issue.title}}\n\n{{issue.description}}\n\n'
+          + 'Follow the style of the code around it, keep the change focused, and add or update tests for it.',
+      },
+      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
+      {
+        id: 'review', name: 'Review', kind: 'approval',
+        message: 'The tests pass for "{{issue.title}}". Review the changes in {{workspace}}; approve to commit them.',
+      },
+      { id: 'commit', name: 'Commit', kind: 'shell', command: 'git add -A\ngit diff --cached --quiet && echo "Nothing to commit." || git commit -m "Feature: {{issue.title}}"' },
+    ],
+  },
+  bugfix: {
+    name: 'Bug fix',
+    description: 'An agent reproduces the bug with a failing test, another fixes it, the tests run, and a person approves.',
+    variables: {},
+    steps: [
+      {
+        id: 'reproduce', name: 'Reproduce', kind: 'agent',
+        prompt: 'Reproduce this bug with a test that fails because of it. Do not fix the bug yet.\n\n'
+          + 'Title: {{issue.title}}\n\n{{issue.description}}\n\nEnd with the name of the test and how it fails.',
+      },
+      {
+        id: 'fix', name: 'Fix', kind: 'agent',
+        prompt: 'Fix this bug so that the failing test passes, without weakening the test.\n\n'
+          + 'Title: {{issue.title}}\n\n{{issue.description}}\n\nWhat reproducing it found:\n{{steps.reproduce.output}}',
+      },
+      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
+      {
+        id: 'review', name: 'Review', kind: 'approval',
+        message: 'The fix for "{{issue.title}}" passes the tests. Review the changes in {{workspace}}.',
+      },
+    ],
+  },
+  blank: {
+    name: 'Blank',
+    variables: {},
+    steps: [{ id: 'hello', name: 'Hello', kind: 'shell', command: 'echo "Hello from {{project.name}}"' }],
+  },
+};
+
+/**
+ * A new pipeline of project `projectId` made from a built-in template (ids as in
+ * `pipelineTemplateIds`), with a fresh `pl_` id and both times `now`. Throws ValidationError
+ * naming the valid ids for an unknown template, or when `projectId` is empty.
+ */
+export function pipelineFromTemplate(templateId: PipelineTemplateId, projectId: string, now: number): Pipeline {
+  if (!pipelineTemplateIds.includes(templateId)) {
+    throw new ValidationError([{ field: 'templateId', message: `There is no template ${shown(templateId)}: use one of ${pipelineTemplateIds.join(', ')}` }]);
+  }
+  return validatePipeline({ ...templates[templateId], projectId }, { projectIds: [projectId], harnessIds: [] }, now);
+}
