@@ -400,13 +400,6 @@ export function scanShellCommand(command: string, placeholders: readonly Placeho
 
   const top = () => stack[stack.length - 1]!;
   const dangerHere = () => top().danger;
-  const nearestCode = (): CodeFrame => {
-    for (let at = stack.length - 1; at >= 0; at -= 1) {
-      const frame = stack[at]!;
-      if (frame.kind === 'code') return frame;
-    }
-    throw new Error('unreachable: the bottom frame is code');
-  };
   const touchWord = (frame: CodeFrame, at: number): Word => (frame.word ??= { start: at, raw: '', literal: undefined, found, from: 0, to: 0 });
   /** The index in `found` of the first placeholder at or after `position`. */
   const firstFoundAt = (position: number): number => {

@@ -44,7 +44,6 @@ export type RunStoreOptions = RunJournalOptions;
 export class RunStore {
   readonly #runsDir: string;
   readonly #writer: FileWriter;
-  readonly #appender: JsonlAppender;
   /** Run ids deleted (or being deleted) by this process. */
   readonly #deleted = new Set<string>();
   /** Run folders created (or being created) by this process, by run id. */
@@ -58,11 +57,10 @@ export class RunStore {
   /** The temp file sweep started by the latest `loadAll`; never rejects. */
   #sweep: Promise<void> = Promise.resolve();
 
-  /** `dataDir` is the data folder; `writer` and `appender` are the data store's, shared with its other files. */
+  /** `dataDir` is the data folder; `writer` and `appender` (for the journal) are the data store's, shared with its other files. */
   constructor(dataDir: string, writer: FileWriter, appender: JsonlAppender, options: RunStoreOptions = {}) {
     this.#runsDir = join(resolve(dataDir), 'runs');
     this.#writer = writer;
-    this.#appender = appender;
     this.#journal = new RunJournal(this.#runsDir, appender, options);
   }
 

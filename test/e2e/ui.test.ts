@@ -7,7 +7,6 @@
 // the tests are skipped, or failed under CI=true (test/helpers/tools.ts).
 
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { FakeGitHub } from '../fakes/github';
 import { FakeJira } from '../fakes/jira';
@@ -17,7 +16,7 @@ import { makeTempDir, removeTempDir } from '../helpers/temp';
 import { suiteNeeding } from '../helpers/tools';
 import { Browser, chromium, findChromium, type Page } from './chromium';
 
-import { callAs, clickButton, fillField, mainText, screenshots, settle, shoot, shootPhone, show, sleep, startServer, stopServer, waitForRunAs } from './session';
+import { callAs, clickButton, fillField, mainText, settle, shoot, shootPhone, show, sleep, startServer, stopServer, waitForRunAs } from './session';
 
 interface Env {
   server: ChildProcess;

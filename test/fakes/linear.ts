@@ -329,7 +329,6 @@ function webhookIssue(issue: FakeIssue): Json {
 
 // ─── Filters ───
 
-const comparators = new Set(['eq', 'neq', 'in', 'nin', 'eqIgnoreCase', 'neqIgnoreCase', 'contains', 'containsIgnoreCase', 'startsWith', 'gt', 'gte', 'lt', 'lte', 'null']);
 /** Filter fields that name another entity (filtered by its own fields); the rest are scalars. */
 const entityFields = new Set(['team', 'state', 'assignee', 'labels', 'issue']);
 const scalarFields = new Set(['key', 'id', 'name', 'type', 'email', 'updatedAt', 'createdAt', 'body', 'title', 'identifier']);

@@ -135,7 +135,7 @@ cloud('polls use /search/jql with fields, follow nextPageToken until it is absen
 });
 
 cloud('webhooks: the shared token (query, header, bearer) or X-Hub-Signature; created and updated start runs, other events are ignored; a retry starts nothing', async (context) => {
-  const { factory, fake } = context;
+  const { fake } = context;
   const saved = await trigger(context, { filter: { query: 'project = KAN', labels: ['agent'] } });
   const url = `${context.hooks}/${saved.id}`;
   const issue = fake.addIssue({ summary: 'Hooked', labels: ['agent'] });
