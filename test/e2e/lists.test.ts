@@ -322,6 +322,7 @@ lists('Settings in a browser makes a one-time sign-in link with its QR code, nev
   assert.not.ok(url.includes(token), 'not the access token');
   assert.ok(await page.evaluate(`Boolean(document.querySelector('.qr svg'))`), 'a QR code');
   assert.match(await page.evaluate<string>(`document.querySelector('[data-test="pairing-local"]').textContent`), /this machine only[\s\S]*0\.0\.0\.0/);
+  await page.evaluate(clearToasts);
   await shootAll(page, 'settings-invite', `document.querySelector('.pairing-area').scrollIntoView({ block: 'center' })`);
   assert.is((await send(url)).status, 303, 'the link signs in');
   assert.is((await send(url)).status, 401, 'once');

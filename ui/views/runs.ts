@@ -67,7 +67,6 @@ class RunsView {
   readonly startButton = h('button', { type: 'submit', class: 'primary', 'data-test': 'start-run' }, 'Start run');
   /** Which agents the chosen pipeline needs that cannot run here, said before it starts. */
   readonly readiness = h('div', { class: 'start-readiness' });
-  private readinessKey = '';
   readonly startForm: HTMLFormElement;
   readonly list = h('ul', { class: 'list run-list', 'aria-label': 'Runs' });
   readonly empty = h('div', { class: 'empty', hidden: true });
@@ -124,14 +123,6 @@ class RunsView {
     const options: [string, string][] = pipelines.length === 0 ? [['', 'No pipelines yet']] : pipelines.map((pipeline) => [pipeline.id, pipeline.name]);
     this.setOptions(this.startPipeline, options, options.some(([id]) => id === selected) ? selected : options[0]![0]);
     this.startPipeline.disabled = pipelines.length === 0;
-  }
-
-  /** The notice of missing agents, rebuilt only when it changes (it is a status region). */
-  renderReadiness(missing: ReturnType<typeof missingAgents>): void {
-    const key = JSON.stringify(missing);
-    if (key === this.readinessKey) return;
-    this.readinessKey = key;
-    replace(this.readiness, missingAgentsNotice(missing));
   }
 
   /** Keyed render: a row is rebuilt only when its run changed; order follows `runs`. */
@@ -210,7 +201,10 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
     const pipelines = snapshot?.pipelines ?? [];
     view.renderFilters(runs, pipelines, filters);
     view.renderStartForm(pipelines);
-    view.renderReadiness(missingFor(view.startPipeline.value));
+    // Rebuilt only when it changes: it is a status region.
+    const missing = missingFor(view.startPipeline.value);
+    if (JSON.stringify(missing) !== view.readiness.dataset.key) replace(view.readiness, missingAgentsNotice(missing));
+    view.readiness.dataset.key = JSON.stringify(missing);
     const shown = runs.filter((run) => matches(run, filters));
     const triggerNames = new Map(snapshot?.triggers.map((trigger) => [trigger.id, trigger.name]));
     view.renderList(shown, (run) => (run.triggerId ? triggerNames.get(run.triggerId) ?? 'deleted trigger' : 'manual'));

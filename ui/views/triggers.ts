@@ -173,6 +173,8 @@ class TriggerEditor {
   private readonly kind: TriggerKind;
   /** The tracker part of the form; undefined for a generic webhook. */
   private readonly provider: ProviderForm | undefined;
+  /** The secret is Factory's own (a generic webhook, Jira): the URL carries it as ?token=, copied whole, shown only with Show. */
+  private readonly tokenInUrl: boolean;
   private readonly fields = new FormFields();
   private readonly name = h('input', { type: 'text', required: true, autocomplete: 'off' });
   private readonly pipeline = h('select', { required: true });
@@ -196,7 +198,7 @@ class TriggerEditor {
     this.provider = providerForms[this.kind];
     this.name.value = trigger?.name ?? draft.name;
     this.enabled.input.checked = trigger?.enabled ?? true;
-    const ownSecret = !this.provider || this.provider.tokenInUrl === true;
+    const ownSecret = (this.tokenInUrl = !this.provider || this.provider.tokenInUrl === true);
     this.secret.value = isNew && ownSecret ? randomSecret() : trigger?.webhookSecret ?? '';
     this.variables = variablesEditor(trigger?.variables);
     this.fillPipelines();
@@ -290,11 +292,6 @@ class TriggerEditor {
 
   focus(): void {
     if (!this.trigger) this.name.focus();
-  }
-
-  /** The URL carries the secret as ?token= (a generic webhook, Jira): copied whole, shown only with Show. */
-  private get tokenInUrl(): boolean {
-    return this.kind === 'webhook' || this.provider?.tokenInUrl === true;
   }
 
   /** The account, the filter and the poll interval of a tracker trigger. */
