@@ -168,8 +168,6 @@ export interface StepRun {
   systemPrompt?: string;
   /** The rendered message of an approval step (what the person decides on). */
   message?: string;
-  /** The process group of the attempt while it runs, so a restart after a crash can stop it. */
-  processGroup?: number;
 }
 
 export interface Run {

@@ -174,8 +174,23 @@ export function slimRun(run: Run): Run {
 }
 
 function slimStep(step: StepRun): StepRun {
-  const { output: _output, prompt: _prompt, systemPrompt: _systemPrompt, ...rest } = step;
+  const { output: _output, prompt: _prompt, systemPrompt: _systemPrompt, processGroup: _processGroup, ...rest } = step as StoredStepRun;
   return rest;
+}
+
+/**
+ * A step run as run.json stores it: with the process group of the attempt while it runs, so a
+ * restart after a crash can stop it (engine/recovery.ts). Never sent to a caller.
+ */
+export interface StoredStepRun extends StepRun {
+  processGroup?: number;
+}
+
+/** A copy of a run for a caller, without what only the engine keeps (runs are JSON; this is faster than structuredClone). */
+export function copyRun(run: Run): Run {
+  const copy = JSON.parse(JSON.stringify(run)) as Run;
+  for (const step of copy.steps as StoredStepRun[]) delete step.processGroup;
+  return copy;
 }
 
 /**

@@ -3,6 +3,7 @@
 // left as they are. A step's process group that outlived the crash is stopped first.
 
 import type { Run } from '../core/api';
+import type { StoredStepRun } from '../core/runs';
 import { environmentHolds } from './process-marker';
 
 /**
@@ -13,7 +14,7 @@ import { environmentHolds } from './process-marker';
 export async function recoverRuns(runs: Run[], now: number, save: (run: Run) => Promise<void>): Promise<Run[]> {
   const interrupted = runs.filter((run) => run.status === 'running');
   for (const run of interrupted) {
-    for (const step of run.steps) {
+    for (const step of run.steps as StoredStepRun[]) {
       if (step.processGroup !== undefined) await stopLeftoverProcessGroup(step.processGroup, run.id);
       delete step.processGroup;
       if (step.status === 'running') Object.assign(step, { status: 'failed', error: 'interrupted', finishedAt: now });

@@ -12,7 +12,7 @@ import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newRunId } from '../core/ids';
 import {
-  isFinished, matchesFilter, resolveSelection, selectedLabels, slimRun, validateRunFilter, validateStartRequest,
+  copyRun, isFinished, matchesFilter, resolveSelection, selectedLabels, slimRun, validateRunFilter, validateStartRequest, type StoredStepRun,
 } from '../core/runs';
 import { stepEnvironment, type TemplateContext } from '../core/template';
 import type { RunStore } from '../store/run-store';
@@ -37,12 +37,6 @@ function deepFreeze<T>(value: T): T {
   }
   return value;
 }
-
-/** A copy of a run for a caller (runs are JSON; this is faster than structuredClone). */
-function copyRun(run: Run): Run {
-  return JSON.parse(JSON.stringify(run)) as Run;
-}
-
 
 /**
  * What happens to a run, with the run as it is then (the live object: read it at once, never keep
@@ -584,7 +578,7 @@ export class RunService {
             this.changed(run);
           },
           started: (processGroup) => {
-            stepRun.processGroup = processGroup;
+            (stepRun as StoredStepRun).processGroup = processGroup;
             this.options.store.save(run).catch(() => undefined);
           },
         }).catch((error): StepOutcome => ({ status: 'failed', error: `The step could not run: ${errorMessage(error)}` }));
@@ -598,12 +592,12 @@ export class RunService {
           this.announce({ type: 'step-waiting', run, step: stepRun });
           return;
         }
-        delete stepRun.processGroup;
+        delete (stepRun as StoredStepRun).processGroup;
         if (outcome.status === 'cancelled' || signal.aborted) {
           Object.assign(stepRun, { status: this.stopping ? 'failed' : 'cancelled', finishedAt: this.now() }, this.stopping ? { error: 'interrupted' } : {});
           return this.stopped(run);
         }
-        delete stepRun.processGroup;
+        delete (stepRun as StoredStepRun).processGroup;
         Object.assign(stepRun, outcome, { finishedAt: this.now() });
         this.changed(run);
         await this.options.store.save(run);

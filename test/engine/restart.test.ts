@@ -1,6 +1,7 @@
 // Restart safety (DESIGN §4) with real processes: a Factory killed with SIGKILL while one run is
 // running, one waits for approval and two are queued, then started again on the same folder.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Run } from '../../src/core/api';
@@ -44,6 +45,11 @@ restart('after SIGKILL: the running run is interrupted, the waiting one can be a
     const queuedOne = await factory.call('startRun', { pipelineId: quick.id, issue: { title: 'one' } });
     const queuedTwo = await factory.call('startRun', { pipelineId: quick.id, issue: { title: 'two' } });
     assert.is((await factory.call('getRun', queuedTwo.id))!.status, 'queued');
+    // run.json keeps the attempt's process group for a restart; callers never see it.
+    const runFile = join(dir, 'runs', running.id, 'run.json');
+    const storedStep = () => (JSON.parse(readFileSync(runFile, 'utf8')) as Run).steps[0]!;
+    await waitFor(() => existsSync(runFile) && 'processGroup' in storedStep(), 5_000, 'run.json to name the process group');
+    assert.not.ok('processGroup' in (await factory.call('getRun', running.id))!.steps[0]!);
 
     await factory.kill('SIGKILL');
     factory = await startChildFactory(childPath, dir);
@@ -53,7 +59,7 @@ restart('after SIGKILL: the running run is interrupted, the waiting one can be a
     assert.is(interrupted.error, 'interrupted');
     assert.is(interrupted.steps[0]!.status, 'failed');
     assert.is(interrupted.steps[0]!.error, 'interrupted');
-    assert.is(interrupted.steps[0]!.processGroup, undefined);
+    assert.not.ok('processGroup' in storedStep(), 'the restart forgot the process group');
     // The step the killed engine left behind was stopped by the restart (a zombie counts as gone).
     await waitFor(() => {
       try {
