@@ -53,6 +53,8 @@ export interface Doors {
   announceSnapshot(): void;
   /** The snapshot as it is now (the event stream resyncs a client with it). */
   currentSnapshot(): Snapshot;
+  /** The whole log of a step attempt ('' for setup) for a download: its file, or its lines; undefined when there is none. */
+  logDownload(runId: string, stepId: string, attempt: number): Promise<{ path: string } | { lines: string[] } | undefined>;
   /** The webhook door: one request to /hooks/<trigger-id>, decided by the trigger service. */
   receiveWebhook(triggerId: string, webhook: IncomingWebhook): Promise<DeliveryAnswer>;
 }
@@ -102,6 +104,7 @@ export function createApi(services: Services): FactoryApi & Doors {
     },
     announceSnapshot: scheduleSnapshot,
     currentSnapshot: snapshot,
+    logDownload: (runId, stepId, attempt) => runs.logDownload(runId, stepId, attempt),
     receiveWebhook: (triggerId, webhook) => triggers.receive(triggerId, webhook),
     close() {
       unsubscribeConfig();

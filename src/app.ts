@@ -3,7 +3,6 @@
 
 import { join } from 'node:path';
 import type { FactoryApi, Platform } from './core/api';
-import { factoryEventNames } from './core/api';
 import { errorMessage } from './core/errors';
 import { createApi, type DesktopFunctions } from './api';
 import { ChannelService } from './channels/channels';
@@ -20,7 +19,6 @@ import { DataStore, type ConfigFile } from './store/data-store';
 import { RunStore } from './store/run-store';
 import { RemoteAuth, type RemoteState } from './http/auth';
 import { RemoteAccess } from './http/remote';
-import { EventStreamHub } from './http/sse';
 import { WebhookServer } from './http/webhooks';
 import { createAgentRunner } from './harness/agent-step';
 import { Generator } from './harness/generate';
@@ -73,17 +71,19 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const pacer = new EventPacer(events);
   const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
   const channels = new ChannelService({ config, inbox, ...(options.desktopNotify ? { desktopNotify: options.desktopNotify } : {}) });
-  let remote: RemoteAccess | undefined;
   const auth = await RemoteAuth.open({ load: async () => (await store.readRemote()) as RemoteState | undefined, save: (state) => store.writeRemote(state) });
+  // The servers exist from here on; they serve the API once it is made (below).
+  const remote = new RemoteAccess({ auth, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [] });
   const harnesses = new HarnessService(config, outputFormats);
   const findHarness = (id: string) => harnesses.list().find((harness) => harness.id === id);
   const secrets = () => [auth.token, ...configSecrets(config.current)];
   // A link to a run in the remote UI, when remote access runs.
   const runUrl = (runId: string) => {
-    const url = remote?.status().url;
+    const url = remote.status().url;
     return url ? `${url}/#/runs/${runId}` : undefined;
   };
   const notices = new Notices(inbox, channels, runUrl);
+  const webhooks = new WebhookServer({ onStartFailed: (message) => notices.triggerError(`The webhook server failed to start: ${message}`) });
   const { service: runs, problems } = await RunService.open({
     store: new RunStore(options.dataDir, store.writer, store.appender),
     config,
@@ -119,10 +119,6 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     failed: (trigger, message) => notices.triggerError(message, trigger.name),
     ...options.triggerTuning,
   });
-  const webhooks = new WebhookServer({
-    receive: (triggerId, webhook) => api.receiveWebhook(triggerId, webhook),
-    onStartFailed: (message) => notices.triggerError(`The webhook server failed to start: ${message}`),
-  });
   const api = createApi({
     config,
     events,
@@ -138,21 +134,16 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     version,
     platform: options.platform,
     desktop: options.desktop,
-    remoteStatus: () => remote!.status(),
+    remoteStatus: () => remote.status(),
     webhookStatus: () => ({ url: webhooks.url(), error: webhooks.error() }),
     applySettings: async (_previous, next) => {
-      await remote!.apply(next.remoteAccess);
+      await remote.apply(next.remoteAccess);
       await webhooks.apply(next.webhookServer);
     },
   });
 
-  // Remote access: every event but `navigate` goes to the event stream.
-  const hub = new EventStreamHub({ snapshot: () => api.currentSnapshot() });
-  for (const name of factoryEventNames) if (name !== 'navigate') api.on(name, (payload) => hub.publish(name, payload));
-  remote = new RemoteAccess({
-    api, auth, hub, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [],
-    downloadLog: (runId, stepId, attempt) => runs.logDownload(runId, stepId, attempt),
-  });
+  remote.serve(api);
+  webhooks.serve(api);
   runs.start();
   await remote.apply(config.settings.remoteAccess);
   await webhooks.apply(config.settings.webhookServer);
@@ -166,7 +157,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     remote,
     stop() {
       stopping ??= (async () => {
-        await remote!.stop();
+        await remote.stop();
         await webhooks.stop();
         await triggers.stop();
         await runs.stop();

@@ -6,10 +6,11 @@ import type { ServerSettings } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { startHttpServer } from './server';
 
+export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+
 export interface ManagedServerOptions {
   /** What it is called in logs ("Webhook server"). */
   name: string;
-  handler: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
   /** The URL to show for a listening server (default: the bound URL). */
   publicUrl?: (settings: ServerSettings, boundUrl: string) => string;
   /** Called when an enabled server cannot listen, with error()'s text and the port. A throw is logged. */
@@ -24,8 +25,14 @@ export class ManagedServer {
   private wanted = false;
   /** apply and stop run one at a time, so two quick saves never leave two servers listening. */
   private queue: Promise<void> = Promise.resolve();
+  private handler: RequestHandler | undefined;
 
   constructor(private readonly options: ManagedServerOptions) {}
+
+  /** What answers its requests; given once the API it serves exists, before the first `apply`. */
+  handleWith(handler: RequestHandler): void {
+    this.handler = handler;
+  }
 
   /**
    * Brings the server in line with the settings (the same address keeps the running server).
@@ -39,8 +46,10 @@ export class ManagedServer {
       await this.close();
       this.failure = undefined;
       if (!settings.enabled) return;
+      const handler = this.handler;
+      if (!handler) throw new Error(`${this.options.name}: apply before handleWith`);
       try {
-        const server = await startHttpServer({ host: settings.host, port: settings.port, handler: this.options.handler });
+        const server = await startHttpServer({ host: settings.host, port: settings.port, handler });
         const url = this.options.publicUrl?.(settings, server.url) ?? server.url;
         this.running = { close: () => server.close(), settings: { ...settings }, url };
       } catch (error) {

@@ -16,8 +16,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { networkInterfaces } from 'node:os';
 import type { FactoryApi, RemotePairing, RemoteStatus, ServerSettings } from '../core/api';
-import { isMethodName, methods } from '../core/api';
-import { invokeMethod } from '../api';
+import { factoryEventNames, isMethodName, methods } from '../core/api';
+import { invokeMethod, type Doors } from '../api';
 import { ConflictError, FactoryError } from '../core/errors';
 import { encodeQr } from '../core/qr';
 import { qrToSvg } from '../core/qr-svg';
@@ -26,23 +26,25 @@ import { readJson } from './body';
 import { ForbiddenError, NotFoundHttpError, UnauthorizedError, sendJson } from './respond';
 import { createRouter, type Route } from './router';
 import { ManagedServer } from './managed-server';
-import type { EventStreamHub } from './sse';
+import { EventStreamHub } from './sse';
 import { createStaticHandler } from './static';
 
 export const callBodyLimit = 2 * 1024 * 1024;
 
 export interface RemoteOptions {
-  api: FactoryApi;
   auth: RemoteAuth;
-  hub: EventStreamHub;
   /** The built renderer (dist/ui). */
   uiRoot: string;
   /** Host names allowed besides IP literals and localhost (settings.remoteAccess.allowedHosts). */
   allowedHosts: () => readonly string[];
-  /** The whole log of a step attempt ('' for setup): its file, or its lines; undefined when there is none. */
-  downloadLog?: (runId: string, stepId: string, attempt: number) => Promise<{ path: string } | { lines: string[] } | undefined>;
-  /** The server's public base URL while it listens (RemoteAccess sets it): where invite links point. */
-  publicUrl?: () => string | undefined;
+}
+
+/** What the handler serves: the API and its event stream, and where invite links point. */
+interface Served {
+  api: FactoryApi & Pick<Doors, 'logDownload'>;
+  hub: EventStreamHub;
+  /** The server's public base URL while it listens. */
+  publicUrl: () => string | undefined;
 }
 
 /**
@@ -63,8 +65,8 @@ const pairingFailedPage = `<!doctype html><meta charset="utf-8"><title>Factory</
 and a link made in a browser works once, for ten minutes.
 Open the sign-in link or scan the QR code shown in Factory on the desktop again.</p></body>`;
 
-/** The request handler of the remote access server (exported for tests). */
-export function createRemoteHandler(options: RemoteOptions) {
+/** The request handler of the remote access server. */
+function createRemoteHandler(options: RemoteOptions & Served) {
   const { api, auth, hub } = options;
   const serveStatic = createStaticHandler({ root: options.uiRoot });
 
@@ -92,7 +94,7 @@ export function createRemoteHandler(options: RemoteOptions) {
       pattern: '/api/pairing-invite',
       handler(request, response) {
         requireAuth(request);
-        const url = `${inviteBase(request, options.publicUrl?.())}/pair?t=${auth.createInvite()}`;
+        const url = `${inviteBase(request, options.publicUrl())}/pair?t=${auth.createInvite()}`;
         sendJson(response, 200, { url, qrSvg: qrToSvg(encodeQr(url)) });
       },
     },
@@ -122,7 +124,7 @@ export function createRemoteHandler(options: RemoteOptions) {
       async handler(request, response, params) {
         requireAuth(request);
         const stepId = params.stepId === '_setup' ? '' : params.stepId!;
-        const log = await options.downloadLog?.(params.runId!, stepId, Number(params.attempt)).catch((error: unknown) => {
+        const log = await api.logDownload(params.runId!, stepId, Number(params.attempt)).catch((error: unknown) => {
           if (error instanceof FactoryError) return undefined;
           throw error;
         });
@@ -167,14 +169,26 @@ export function publicBaseUrl(host: string, port: number): string {
 /** Starts, stops and restarts the remote access server as settings change, and reports its state. */
 export class RemoteAccess {
   private readonly server: ManagedServer;
+  /** The event stream, from `serve` on. */
+  private hub: EventStreamHub | undefined;
 
   constructor(private readonly options: RemoteOptions) {
     this.server = new ManagedServer({
       name: 'Remote access',
-      handler: createRemoteHandler({ ...options, publicUrl: () => this.server.url() ?? undefined }),
       publicUrl: (settings, boundUrl) => publicBaseUrl(settings.host, Number(new URL(boundUrl).port)),
-      beforeClose: () => options.hub.closeAll(),
+      beforeClose: () => this.hub?.closeAll(),
     });
+  }
+
+  /**
+   * Serves `api`: its methods, and every event but `navigate` on the event stream (a client that
+   * comes back too late is resynced with the current snapshot). Before the first `apply`.
+   */
+  serve(api: FactoryApi & Pick<Doors, 'currentSnapshot' | 'logDownload'>): void {
+    const hub = new EventStreamHub({ snapshot: () => api.currentSnapshot() });
+    for (const name of factoryEventNames) if (name !== 'navigate') api.on(name, (payload) => hub.publish(name, payload));
+    this.hub = hub;
+    this.server.handleWith(createRemoteHandler({ ...this.options, api, hub, publicUrl: () => this.server.url() ?? undefined }));
   }
 
   /** Brings the server in line with the settings: started, stopped or restarted on a new address. */
@@ -225,6 +239,6 @@ export class RemoteAccess {
   /** A new token: every device is signed out and every open event stream closes. */
   async resetToken(): Promise<void> {
     await this.options.auth.reset();
-    this.options.hub.closeAll();
+    this.hub?.closeAll();
   }
 }

@@ -82,14 +82,19 @@ export function createWebhookHandler(receive: WebhookReceiver): (request: Incomi
 }
 
 export interface WebhookServerOptions {
-  receive: WebhookReceiver;
   /** Called when an enabled server cannot start, with error()'s text and the port; the app shows it as "Trigger errors". A throw is logged and ignored. */
   onStartFailed?: (message: string, port: number) => void;
 }
 
 /** Starts, stops and restarts the webhook server as settings change, and reports its state. */
 export class WebhookServer extends ManagedServer {
-  constructor(options: WebhookServerOptions) {
-    super({ name: 'Webhook server', handler: createWebhookHandler(options.receive), ...(options.onStartFailed ? { onStartFailed: options.onStartFailed } : {}) });
+  constructor(options: WebhookServerOptions = {}) {
+    super({ name: 'Webhook server', ...(options.onStartFailed ? { onStartFailed: options.onStartFailed } : {}) });
+  }
+
+  /** Hands each delivery to the API's webhook door; before the first `apply`. */
+  serve(api: { receiveWebhook: WebhookReceiver }): this {
+    this.handleWith(createWebhookHandler((triggerId, webhook) => api.receiveWebhook(triggerId, webhook)));
+    return this;
   }
 }

@@ -7,7 +7,7 @@ import type { DeliveryAnswer, IncomingWebhook } from '../../src/api';
 /** What the door handed over: the trigger id and the request. */
 type WebhookDelivery = IncomingWebhook & { triggerId: string };
 type WebhookAnswer = DeliveryAnswer;
-import { WebhookServer, webhookBodyLimit } from '../../src/http/webhooks';
+import { WebhookServer, webhookBodyLimit, type WebhookServerOptions } from '../../src/http/webhooks';
 import { startTestFactory } from '../helpers/factory';
 import { floodChunked, freePort, rawConnection, send, withTimeout } from '../helpers/net';
 
@@ -21,10 +21,15 @@ let server: WebhookServer;
 let base: string;
 let port: number;
 
+/** A webhook server that answers every delivery 202 ignored. */
+function ignoringServer(options: WebhookServerOptions = {}): WebhookServer {
+  return new WebhookServer(options).serve({ receiveWebhook: async () => ({ status: 202, body: { ignored: true } }) });
+}
+
 webhooks.before(async () => {
   port = await freePort();
-  server = new WebhookServer({
-    async receive(triggerId, webhook) {
+  server = new WebhookServer().serve({
+    async receiveWebhook(triggerId, webhook) {
       const delivery = { ...webhook, triggerId };
       deliveries.push(delivery);
       return answerWith(delivery);
@@ -211,7 +216,7 @@ webhooks('a taken port: apply resolves, url() is null, error() and onStartFailed
   const blocker: Server = createServer();
   await new Promise<void>((resolve) => blocker.listen(takenPort, '127.0.0.1', resolve));
   const failures: [string, number][] = [];
-  const hooks = new WebhookServer({ receive: async () => ({ status: 202, body: { ignored: true } }), onStartFailed: (message, failedPort) => failures.push([message, failedPort]) });
+  const hooks = ignoringServer({ onStartFailed: (message, failedPort) => failures.push([message, failedPort]) });
   try {
     await hooks.apply({ enabled: true, host: '127.0.0.1', port: takenPort });
     assert.is(hooks.url(), null);
@@ -233,7 +238,7 @@ webhooks('an onStartFailed that throws does not make apply reject', async () => 
   const takenPort = await freePort();
   const blocker: Server = createServer();
   await new Promise<void>((resolve) => blocker.listen(takenPort, '127.0.0.1', resolve));
-  const hooks = new WebhookServer({ receive: async () => ({ status: 202, body: { ignored: true } }), onStartFailed: () => { throw new Error('inbox is down'); } });
+  const hooks = ignoringServer({ onStartFailed: () => { throw new Error('inbox is down'); } });
   try {
     const logged = await capturingErrors(() => hooks.apply({ enabled: true, host: '127.0.0.1', port: takenPort }));
     assert.is(logged.length, 1);
@@ -246,7 +251,7 @@ webhooks('an onStartFailed that throws does not make apply reject', async () => 
 
 webhooks('apply with a new port moves the server; the same settings keep it; enabled false stops it', async () => {
   const [first, second] = [await freePort(), await freePort()];
-  const hooks = new WebhookServer({ receive: async () => ({ status: 202, body: { ignored: true } }) });
+  const hooks = ignoringServer();
   try {
     assert.is(hooks.url(), null);
     await hooks.apply({ enabled: true, host: '127.0.0.1', port: first });
@@ -276,7 +281,7 @@ webhooks('apply with a new port moves the server; the same settings keep it; ena
 
 webhooks('applies made at once take effect in order, leaving one server', async () => {
   const [first, second] = [await freePort(), await freePort()];
-  const hooks = new WebhookServer({ receive: async () => ({ status: 202, body: { ignored: true } }) });
+  const hooks = ignoringServer();
   try {
     await Promise.all([
       hooks.apply({ enabled: true, host: '127.0.0.1', port: first }),
@@ -294,7 +299,7 @@ webhooks('applies made at once take effect in order, leaving one server', async 
 
 webhooks('a port out of range is reported, not thrown', async () => {
   const failures: number[] = [];
-  const hooks = new WebhookServer({ receive: async () => ({ status: 202, body: { ignored: true } }), onStartFailed: (_message, failedPort) => failures.push(failedPort) });
+  const hooks = ignoringServer({ onStartFailed: (_message, failedPort) => failures.push(failedPort) });
   await hooks.apply({ enabled: true, host: '127.0.0.1', port: 70000 });
   assert.is(hooks.url(), null);
   assert.match(hooks.error()!, '70000');
