@@ -202,6 +202,8 @@ export interface RunBranch {
   lastCommitAt: number;
   /** A remote-tracking branch has its last commit. */
   pushed: boolean;
+  /** Its run is not finished or still has its worktree: the branch is work in progress, not kept work, and cannot be deleted. */
+  inUse: boolean;
 }
 
 export interface StartRunRequest {
@@ -225,7 +227,7 @@ export interface LogLine {
   line: string;
   ts?: number;
   stream?: 'out' | 'err' | 'info';
-  /** The line's number in its log, from 1 (what `LogPage.before` takes); live lines carry none. */
+  /** The line's number in its log, from 1 (what `LogPage.before` takes); live lines of a setup log, and skip markers, carry none. */
   n?: number;
   /** A marker line, not output: this many lines were left out here. */
   skipped?: number;

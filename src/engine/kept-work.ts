@@ -80,11 +80,11 @@ async function commitsOnlyOn(context: GitContext, branch: string): Promise<numbe
 }
 
 /** The project's run branches (`factory/run_…`), with their commits found nowhere else, last commit time and whether a remote has them. */
-export async function listRunBranches(project: Project, env: Record<string, string>, run: CommandRunner): Promise<Omit<RunBranch, 'runTitle'>[]> {
+export async function listRunBranches(project: Project, env: Record<string, string>, run: CommandRunner): Promise<Omit<RunBranch, 'runTitle' | 'inUse'>[]> {
   const context: GitContext = { env, run, log: () => {}, repository: resolve(project.path) };
   if (!(await isFolder(context.repository))) return [];
   const refs = await git(context, ['for-each-ref', '--format=%(refname:short)%09%(committerdate:unix)', 'refs/heads/factory/']);
-  const branches: Omit<RunBranch, 'runTitle'>[] = [];
+  const branches: Omit<RunBranch, 'runTitle' | 'inUse'>[] = [];
   for (const line of refs.ok ? refs.lines : []) {
     const [branch = '', time] = line.split('\t');
     const runId = runBranchPattern.exec(branch)?.[1];

@@ -392,12 +392,13 @@ export class RunService {
     }
   }
 
-  /** The run branches of a project, with the title of the run each belongs to. */
+  /** The run branches of a project, with the title of the run each belongs to and whether it is in use. */
   async listRunBranches(projectId: unknown): Promise<RunBranch[]> {
     const branches = await listRunBranches(this.options.config.getProject(projectId), this.gitEnvironment(), this.runCommand);
     return branches.map((branch) => {
       const run = this.runs.get(branch.runId);
-      return run ? { ...branch, runTitle: run.issue?.title ?? run.pipelineName } : branch;
+      const inUse = run !== undefined && (!isFinished(run.status) || run.workspace !== undefined);
+      return run ? { ...branch, runTitle: run.issue?.title ?? run.pipelineName, inUse } : { ...branch, inUse };
     });
   }
 

@@ -54,12 +54,13 @@ const commit = 'git add -A && git -c user.name=Agent -c user.email=agent@example
 
 kept('deleting a run keeps its branch when its commits are nowhere else, and says so', async (context) => {
   const run = await runIn(context, `echo change > feature.txt && ${commit} one && echo more >> feature.txt && ${commit} two && echo three > third.txt && ${commit} three`);
+  assert.equal((await context.factory.api.listRunBranches(context.projectId)).map(({ branch, inUse }) => ({ branch, inUse })), [{ branch: `factory/${run.id}`, inUse: true }], 'a run with its worktree is using its branch');
   const said = await context.factory.api.deleteRun(run.id);
   assert.is(said, `kept branch factory/${run.id} (3 commits not merged anywhere)`);
   assert.not.ok(existsSync(run.workspace!), 'the worktree folder is gone');
   assert.is(git(context.repository, 'show', `factory/${run.id}:feature.txt`), 'change\nmore');
   const branches = await context.factory.api.listRunBranches(context.projectId);
-  assert.equal(branches.map(({ branch, runId, ahead, pushed }) => ({ branch, runId, ahead, pushed })), [{ branch: `factory/${run.id}`, runId: run.id, ahead: 3, pushed: false }]);
+  assert.equal(branches.map(({ branch, runId, ahead, pushed, inUse }) => ({ branch, runId, ahead, pushed, inUse })), [{ branch: `factory/${run.id}`, runId: run.id, ahead: 3, pushed: false, inUse: false }]);
 });
 
 kept('uncommitted and untracked files survive as one commit named for the run; ignored files do not', async (context) => {

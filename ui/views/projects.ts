@@ -135,11 +135,9 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
     }
   };
   async function loadBranches(): Promise<void> {
-    // A branch whose run still has its worktree is in use, not kept.
-    const inUse = new Set((context.state.snapshot?.runs ?? []).filter((run) => run.workspace).map((run) => run.id));
     await Promise.all(projects().map(async (project) => {
       const listed = await context.api.listRunBranches(project.id).catch(errorText);
-      branches.set(project.id, typeof listed === 'string' ? listed : listed.filter((branch) => !inUse.has(branch.runId)));
+      branches.set(project.id, typeof listed === 'string' ? listed : listed.filter((branch) => !branch.inUse));
     }));
     render();
   }
