@@ -80,7 +80,7 @@ linear('a bad key, an unreachable host and a page that is not Linear give clear 
   await rejects(factory.api.saveConnection({ kind: 'linear', name: 'x', baseUrl: fake.url, token: 'lin_api_wrong' }), /Linear refused the API key/);
   await rejects(factory.api.saveConnection({ kind: 'linear', name: 'x', baseUrl: `${fake.url}/elsewhere`, token: fake.apiKey }), /answered HTTP 404 without Linear's GraphQL answer/);
   await rejects(factory.api.saveConnection({ kind: 'linear', name: 'x', baseUrl: 'ftp://x', token: fake.apiKey }), /baseUrl: must be an http\(s\) address/);
-  await rejects(factory.api.saveConnection({ kind: 'linear', name: 'x', token: 'two words' }), /token: must be the key/);
+  await rejects(factory.api.saveConnection({ kind: 'linear', name: 'x', token: 'two words' }), /token: The token must be the key/);
   assert.is((await factory.api.snapshot()).accounts.length, 1, 'only the account of the setup');
 });
 
