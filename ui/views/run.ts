@@ -12,7 +12,7 @@ import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, ty
 import { duration, h, relativeTime, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { glyphElement, LogView, type LogViewOptions } from './log-view';
-import { runTitle, statusPill } from './runs';
+import { runTime, runTitle, statusPill, stepTime } from './runs';
 
 const finished: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled', 'rejected'];
 const cancellable: readonly RunStatus[] = ['queued', 'running', 'waiting'];
@@ -46,10 +46,6 @@ function usageText(step: StepRun): string[] {
 }
 
 /** How long a step took, or has taken so far (the end of its run, for one that never finished). */
-function stepTime(run: Run, step: StepRun, now = Date.now()): number {
-  return step.startedAt ? (step.finishedAt ?? run.finishedAt ?? now) - step.startedAt : 0;
-}
-
 /** A duration; `live` ones tick (data-started) in the screen's ticker. */
 function durationElement(elapsed: number, live: boolean): HTMLElement {
   return h('span', live ? { class: 'live-duration', 'data-started': Date.now() - elapsed } : {}, duration(elapsed));
@@ -133,8 +129,7 @@ class RunView {
     this.title.textContent = runTitle(run);
     const issue = run.issue;
     const key = issue?.key || /^https?:\/\//i.test(issue?.url ?? '') ? link(issue!.url, issue!.key || 'Issue') : null;
-    // The steps' times added up: a retried run does not count the idle time before its retry.
-    const elapsed = run.steps.reduce((sum, step) => sum + stepTime(run, step), 0);
+    const elapsed = runTime(run);
     const live = !run.finishedAt && run.steps.some((step) => step.startedAt && !step.finishedAt);
     replace(this.meta,
       statusPill(run.status, { 'data-test': 'run-status' }),

@@ -4,7 +4,7 @@
 // View: `RunsView` owns the DOM (toolbar, start form, list) and reports what the user did.
 // Controller: `runsScreen` joins it to the state and the API.
 
-import type { Pipeline, Run, RunStatus } from '../../src/core/api';
+import type { Pipeline, Run, RunStatus, StepRun } from '../../src/core/api';
 import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
@@ -41,10 +41,19 @@ export function runProgress(run: Run): string {
   return done ? `${done}/${run.steps.length}` : '';
 }
 
-/** How long a run took, or has been running. */
+/** How long a step took, or has been running. */
+export function stepTime(run: Run, step: StepRun, now = Date.now()): number {
+  return step.startedAt ? (step.finishedAt ?? run.finishedAt ?? now) - step.startedAt : 0;
+}
+
+/** The steps' times added up: a retried run does not count the idle time before its retry. */
+export function runTime(run: Run, now = Date.now()): number {
+  return run.steps.reduce((sum, step) => sum + stepTime(run, step, now), 0);
+}
+
+/** How long a run took, or has been running, as the run page says it. */
 export function runDuration(run: Run, now = Date.now()): string {
-  if (!run.startedAt) return '';
-  return duration((run.finishedAt ?? now) - run.startedAt);
+  return run.startedAt ? duration(runTime(run, now)) : '';
 }
 
 function matches(run: Run, filters: RunFilters): boolean {
