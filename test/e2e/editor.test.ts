@@ -7,21 +7,20 @@
 // Run panel is one tap away. Needs `node build.mjs --tests` first; skipped when Chromium is
 // missing (test/helpers/tools.ts).
 
-import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { answerDialogsYes, callAs, clickButton, mainText, screenshots, settle, shoot, shootPhone, show, signIn, startSession, stopSession, waitForRunAs, type Session } from './session';
+import { answerDialogsYes, callAs, clickButton, mainText, settle, shoot, shootPhone, shootPhoneBoth, show, signIn, suiteSession } from './session';
 
-let session: Session | undefined;
-let setupError: unknown;
+const editor = suiteNeeding('pipeline screens (Chromium)', [chromium]);
+const { need, call, waitForRun } = suiteSession(editor, async (session) => {
+  await signIn(session);
+  await session.page.evaluate(answerDialogsYes);
+  // No coding agent on this machine, whatever is installed where the tests run.
+  for (const harness of (await callAs(session, 'snapshot')).harnesses) await callAs(session, 'saveHarness', { ...harness, command: `factory-missing-${harness.id}` });
+  await callAs(session, 'detectHarnesses');
+});
 
-function need(): Session {
-  if (!session) throw setupError instanceof Error ? setupError : new Error(`setup failed: ${String(setupError)}`);
-  return session;
-}
-
-const call = <T = any>(method: string, ...args: unknown[]) => callAs<T>(need(), method, ...args);
 const projectId = async (): Promise<string> => (await call('snapshot')).projects[0].id;
 const texts = (page: Page, selector: string) => page.evaluate<string[]>(`[...document.querySelectorAll(${JSON.stringify(selector)})].map((element) => element.textContent)`);
 /** The message of a call the server refuses. */
@@ -34,40 +33,10 @@ async function refusal(method: string, ...args: unknown[]): Promise<string> {
   throw new Error(`${method} was accepted`);
 }
 
-/** Phone screenshots, light and dark, of what the phone viewport shows now. */
-async function shootPhoneBoth(page: Page, name: string): Promise<void> {
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.colorScheme(scheme);
-    await settle(page);
-    await page.screenshot(join(screenshots, `${name}-phone-${scheme}.png`));
-  }
-  await page.colorScheme('light');
-}
-
 async function openEditor(page: Page, id: string): Promise<void> {
   await show(page, `#/pipelines/${id}`);
   await page.waitFor(`document.querySelector('.step-card')`, 5000, 'the editor');
 }
-
-const editor = suiteNeeding('pipeline screens (Chromium)', [chromium]);
-
-editor.before(async () => {
-  try {
-    session = await startSession();
-    await signIn(session);
-    await session.page.evaluate(answerDialogsYes);
-    // No coding agent on this machine, whatever is installed where the tests run.
-    for (const harness of (await callAs(session, 'snapshot')).harnesses) await callAs(session, 'saveHarness', { ...harness, command: `factory-missing-${harness.id}` });
-    await callAs(session, 'detectHarnesses');
-  } catch (error) {
-    setupError = error;
-  }
-});
-
-editor.after(async () => {
-  if (session) await stopSession(session);
-  session = undefined;
-});
 
 editor('errors name their field in words, at the field and in the summary, and go once it is fixed', async () => {
   const { page } = need();
@@ -171,7 +140,7 @@ editor('the Pipelines list shows the last run, a Run button and a ⋯ menu, and 
   const first = await call('savePipeline', { projectId: project, name: 'Twin', variables: {}, steps });
   const second = await call('savePipeline', { projectId: project, name: 'Twin', variables: {}, steps });
   const run = await call('startRun', { pipelineId: first.id, issue: { title: 'List' } });
-  await waitForRunAs(need(), run.id, ['succeeded']);
+  await waitForRun(run.id, ['succeeded']);
   await show(page, '#/pipelines');
   const row = (id: string) => `[data-test="pipeline-row"][data-id="${id}"]`;
   await page.waitFor(`document.querySelector('${row(first.id)} [data-test="last-run"]')?.textContent === 'succeeded' && document.querySelector('${row(second.id)}')`, 5000, 'both twins, the first with its last run');

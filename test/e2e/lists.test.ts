@@ -13,33 +13,13 @@ import * as assert from 'uvu/assert';
 import { freePort, send } from '../helpers/net';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { answerDialogsYes, callAs, mainText, screenshots, settle, show, signIn, sleep, startSession, stopSession, waitForRunAs, type Session } from './session';
-
-let session: Session | undefined;
-let setupError: unknown;
-function need(): Session {
-  if (!session) throw setupError instanceof Error ? setupError : new Error(`setup failed: ${String(setupError)}`);
-  return session;
-}
-const call = <T = any>(method: string, ...args: unknown[]) => callAs<T>(need(), method, ...args);
+import { answerDialogsYes, clearToasts, mainText, screenshots, settle, show, signIn, sleep, suiteSession } from './session';
 
 /** Ids the tests share, made in order. */
 const made: { demoId?: string; manualRunId?: string; triggerId?: string; hookRunId?: string } = {};
 
 const lists = suiteNeeding('lists (Chromium)', [chromium]);
-
-lists.before(async () => {
-  try {
-    session = await startSession();
-    await signIn(session);
-  } catch (error) {
-    setupError = error;
-  }
-});
-lists.after(async () => {
-  if (session) await stopSession(session);
-  session = undefined;
-});
+const { need, call, waitForRun } = suiteSession(lists, signIn);
 
 /** A real key press (the DevTools Input domain), so the page sees trusted keydown events. */
 async function press(page: Page, key: 'Escape' | 'Enter' | 'Tab', shift = false): Promise<void> {
@@ -74,7 +54,6 @@ const recordCopies = `(() => {
   document.execCommand = (command) => (command === 'copy' && record(document.activeElement.value), true);
 })()`;
 
-const clearToasts = `document.querySelectorAll('.toast').forEach((toast) => toast.remove())`;
 
 lists('Chromium is installed and the server and browser start', () => {
   need();
@@ -96,7 +75,7 @@ lists('the phone top bar counts the runs waiting for approval; Escape closes the
   made.demoId = demo.id;
   const run = await call('startRun', { pipelineId: demo.id, issue: { title: 'Ship the login page', key: 'WEB-3' } });
   made.manualRunId = run.id;
-  await waitForRunAs(need(), run.id, ['waiting']);
+  await waitForRun(run.id, ['waiting']);
   await page.viewport('phone');
   await show(page, '#/runs');
   const count = await page.waitFor<string>(`(() => { const badge = document.querySelector('.top-waiting'); return badge && !badge.hidden && badge.offsetParent && badge.textContent; })()`, 5000, 'the waiting count in the top bar');
@@ -133,8 +112,8 @@ lists('Runs: the source, the current step, a fixed-width search, and a waiting c
   assert.is(delivered.status, 201);
   const hookRun = (await call('snapshot')).runs.find((run: { triggerId?: string }) => run.triggerId === trigger.id);
   made.hookRunId = hookRun.id;
-  await waitForRunAs(need(), hookRun.id, ['waiting']);
-  await call('startRun', { pipelineId: made.demoId, issue: { title: 'Rotate the certificates' } }).then((run) => waitForRunAs(need(), run.id, ['waiting']))
+  await waitForRun(hookRun.id, ['waiting']);
+  await call('startRun', { pipelineId: made.demoId, issue: { title: 'Rotate the certificates' } }).then((run) => waitForRun(run.id, ['waiting']))
     .then((run) => call('approveStep', run.id, 'choose', true, undefined, ['1'])).then(() => undefined);
 
   await show(page, '#/runs');
@@ -190,7 +169,7 @@ lists('Start run says which agents the pipeline needs that cannot run here, and 
 lists('Inbox: a decided approval says how and is not unread; titles lead with the issue; filters by kind; Mark all read undoes', async () => {
   const { page } = need();
   await call('approveStep', made.manualRunId, 'choose', true, 'Looks good', ['2']);
-  await waitForRunAs(need(), made.manualRunId!, ['succeeded']);
+  await waitForRun(made.manualRunId!, ['succeeded']);
   await show(page, '#/inbox');
   const approval = `document.querySelector('.inbox-item[data-kind="run.waiting"] [data-test="decision"]')`;
   await page.waitFor(`[...document.querySelectorAll('[data-test="decision"]')].some((line) => line.textContent === '✓ Approved: Polish first')`, 10_000, '"Approved: Polish first"');
@@ -299,7 +278,7 @@ lists('the other screens ask in the same dialog: a run and a pipeline deleted, a
   const project = (await call('snapshot')).projects[0];
   const pipeline = await call('savePipeline', { projectId: project.id, name: 'Short-lived', variables: {}, steps: [{ id: 'hello', name: 'Hello', kind: 'shell', command: 'echo hello' }] });
   const run = await call('startRun', { pipelineId: pipeline.id, issue: { title: 'Say hello' } });
-  await waitForRunAs(need(), run.id, ['succeeded']);
+  await waitForRun(run.id, ['succeeded']);
   await page.evaluate(answerDialogsYes);
   await show(page, `#/runs/${run.id}`);
   await page.waitFor(`document.querySelector('[data-test="delete"]')`, 10_000, 'the run\'s Delete');

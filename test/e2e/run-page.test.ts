@@ -13,33 +13,28 @@ import * as assert from 'uvu/assert';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { answerDialogsYes, callAs, screenshots, settle, shoot, show, signIn, sleep, startServer, startSession, stopServer, stopSession, waitForRunAs, type Session } from './session';
+import { answerDialogsYes, clearToasts, settle, shoot, shootPhoneBoth, show, signIn, sleep, startServer, stopServer, suiteSession } from './session';
 
-let session: Session | undefined;
-let setupError: unknown;
+const runPage = suiteNeeding('run page (Chromium)', [chromium]);
 const folders: string[] = [];
+runPage.after(() => {
+  for (const folder of folders) removeTempDir(folder);
+});
+const { need, call, waitForRun } = suiteSession(runPage, async (session) => {
+  await signIn(session);
+  // Confirmations are answered yes, and their questions kept to be read.
+  await session.page.evaluate(answerDialogsYes);
+});
 
-function need(): Session {
-  if (!session) throw setupError instanceof Error ? setupError : new Error(`setup failed: ${String(setupError)}`);
-  return session;
-}
-
-const call = <T = any>(method: string, ...args: unknown[]) => callAs<T>(need(), method, ...args);
-const waitForRun = (id: string, statuses: string[], timeoutMs?: number) => waitForRunAs(need(), id, statuses, timeoutMs);
 const demoProject = async () => (await call('snapshot')).projects[0];
 const box = (page: Page, selector: string) => page.evaluate<{ top: number; bottom: number; height: number; left: number } | null>(`(() => { const r = document.querySelector(${JSON.stringify(selector)})?.getBoundingClientRect(); return r ? { top: r.top, bottom: r.bottom, height: r.height, left: r.left } : null; })()`);
 const text = (page: Page, selector: string) => page.evaluate<string>(`document.querySelector(${JSON.stringify(selector)})?.innerText ?? ''`);
 const rowTexts = `[...document.querySelectorAll('[data-test="log"] .log-line')].map((row) => row.textContent)`;
 
-/** Phone screenshots (light and dark) of a screen opened at phone width. */
-async function shootPhoneBoth(page: Page, name: string): Promise<void> {
-  await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.colorScheme(scheme);
-    await settle(page);
-    await page.screenshot(join(screenshots, `${name}-phone-${scheme}.png`));
-  }
-  await page.colorScheme('light');
+/** Phone screenshots (light and dark) of a screen opened at phone width, without the toasts of the moment. */
+async function shootPhoneClear(page: Page, name: string): Promise<void> {
+  await page.evaluate(clearToasts);
+  await shootPhoneBoth(page, name);
 }
 
 /** Opens `hash` as a fresh screen (through Runs), as coming back to it would. */
@@ -51,24 +46,14 @@ async function reopen(page: Page, hash: string): Promise<number> {
   return started;
 }
 
-const runPage = suiteNeeding('run page (Chromium)', [chromium]);
-
-runPage.before(async () => {
-  try {
-    session = await startSession();
-    await signIn(session);
-    // Confirmations are answered yes, and their questions kept to be read.
-    await session.page.evaluate(answerDialogsYes);
-  } catch (error) {
-    setupError = error;
-  }
-});
-
-runPage.after(async () => {
-  for (const folder of folders) removeTempDir(folder);
-  if (session) await stopSession(session);
-  session = undefined;
-});
+/** Reopens `hash` at phone width, waits for `ready` (a selector) and takes the phone screenshots `name`. */
+async function shootReopenedOnPhone(page: Page, hash: string, ready: string, what: string, name: string): Promise<void> {
+  await page.viewport('phone');
+  await reopen(page, hash);
+  await page.waitFor(`document.querySelector(${JSON.stringify(ready)})`, 10_000, what);
+  await shootPhoneClear(page, name);
+  await page.viewport('desktop');
+}
 
 runPage('a waiting approval card comes first, whatever step the pane shows, on a desktop and on a phone', async () => {
   const { page } = need();
@@ -115,7 +100,7 @@ runPage('a waiting approval card comes first, whatever step the pane shows, on a
   assert.ok(title!.height < lineHeight * 1.5, `the title takes one line (${title!.height} px, line ${lineHeight} px)`);
   assert.ok(actions!.top >= title!.bottom, 'the actions sit under the title');
   await page.evaluate('scrollTo(0, 0)');
-  await shootPhoneBoth(page, 'run-page-approval');
+  await shootPhoneClear(page, 'run-page-approval');
   await page.click('[data-test="choice"][value="1"]');
   await page.click('[data-test="approve"]');
   await page.waitFor(`document.querySelector('[data-test="run-status"]')?.textContent.includes('succeeded')`, 15_000, 'the run succeeded');
@@ -152,7 +137,7 @@ runPage('the log has numbers, times and links to a line; the command as run; a f
   await page.waitFor(`document.querySelector('.log-empty')?.textContent === 'This step printed nothing.'`, 5000, 'the empty log said');
   assert.is(await page.evaluate(`getComputedStyle(document.querySelector('[data-test="log"]')).borderTopWidth`), '0px', 'no box around it');
   assert.is(await page.evaluate(`getComputedStyle(document.querySelector('.log-toolbar')).display`), 'none', 'no log tools');
-  await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
+  await page.evaluate(clearToasts);
   const header = await text(page, '.run-meta');
   assert.match(header, /Started (just now|\d+ s ago)/);
   assert.match(header, /Duration \d/);
@@ -192,12 +177,12 @@ runPage('the log has numbers, times and links to a line; the command as run; a f
   await reopen(page, `#/runs/${run.id}?step=build&attempt=1#L120`);
   await page.waitFor(`document.querySelector('.log-target')?.dataset.n === '120'`, 10_000, 'line 120 on a phone');
   await page.evaluate('scrollTo(0, 0)');
-  await shootPhoneBoth(page, 'run-page-failed');
+  await shootPhoneClear(page, 'run-page-failed');
   await page.evaluate(`document.querySelector('.run-pane').scrollIntoView({ block: 'start' })`);
-  await shootPhoneBoth(page, 'run-page-log');
+  await shootPhoneClear(page, 'run-page-log');
   // The end, where a long line wraps clear of the numbers.
   await page.evaluate(`(() => { const log = document.querySelector('[data-test="log"]'); log.scrollIntoView({ block: 'start' }); log.scrollTop = log.scrollHeight; })()`);
-  await shootPhoneBoth(page, 'run-page-log-end');
+  await shootPhoneClear(page, 'run-page-log-end');
   await page.viewport('desktop');
   await settle(page);
 });
@@ -225,11 +210,7 @@ runPage('a retried run counts its steps\' time, not the idle time before the ret
   assert.is(error, '“Check” failed: exited with code 3. Its log shows why; Retry runs it again. Show its log');
   assert.is(await page.evaluate(`document.querySelectorAll('.pane-note-error').length`), 0, 'said once');
   await shoot(page, 'run-page-retried');
-  await page.viewport('phone');
-  await reopen(page, `#/runs/${run.id}`);
-  await page.waitFor(`document.querySelector('[data-test="run-error"]:not([hidden])')`, 10_000, 'the error on a phone');
-  await shootPhoneBoth(page, 'run-page-retried');
-  await page.viewport('desktop');
+  await shootReopenedOnPhone(page, `#/runs/${run.id}`, '[data-test="run-error"]:not([hidden])', 'the error on a phone', 'run-page-retried');
 
   // A running step's duration and the header's times tick each second.
   const slow = await call('savePipeline', { projectId: (await demoProject()).id, name: 'Slow', variables: {}, steps: [{ id: 'slow', name: 'Slow', kind: 'shell', command: 'sleep 4' }] });
@@ -320,11 +301,7 @@ runPage('work is kept: deleting a run says what was kept, a run without its work
   assert.is(branchNote, `Its worktree was removed; its work is on branch factory/${aged.id}: a retry makes the worktree again from it.`);
   await page.waitFor(`${rowTexts}.includes('committed')`, 10_000, 'its log, still there');
   await shoot(page, 'run-page-kept-branch');
-  await page.viewport('phone');
-  await reopen(page, `#/runs/${aged.id}`);
-  await page.waitFor(`document.querySelector('[data-test="run-branch"]')`, 10_000, 'the branch on a phone');
-  await shootPhoneBoth(page, 'run-page-kept-branch');
-  await page.viewport('desktop');
+  await shootReopenedOnPhone(page, `#/runs/${aged.id}`, '[data-test="run-branch"]', 'the branch on a phone', 'run-page-kept-branch');
 
   // Projects: the kept branches, with what deleting each loses.
   await show(page, '#/projects');
@@ -342,7 +319,7 @@ runPage('work is kept: deleting a run says what was kept, a run without its work
   await show(page, '#/runs');
   await show(page, '#/projects');
   await page.waitFor(`document.querySelectorAll('${list} li').length === 3`, 10_000, 'the branches on a phone');
-  await shootPhoneBoth(page, 'run-page-branches');
+  await shootPhoneClear(page, 'run-page-branches');
   await page.viewport('desktop');
 
   await page.evaluate(`document.querySelector('${list} li[data-branch="factory/${deleted.id}"] button').click()`);

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Test } from 'uvu';
 import { freePort, send } from '../helpers/net';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 import { Browser, findChromium, type Page } from './chromium';
@@ -54,6 +55,39 @@ export async function stopSession(session: Session): Promise<void> {
     await stopServer(session.server);
     removeTempDir(session.dataDir);
   }
+}
+
+/**
+ * The session of a suite file: started in the suite's `before` hook, then `setUp` (sign in, answer
+ * dialogs…), and stopped in its `after` hook. A failed start is kept, and `need()` throws it in each
+ * test, so every test fails with the reason. Under suiteNeeding with Chromium missing the hooks never
+ * run and the tests are skipped (test/helpers/tools.ts).
+ */
+export function suiteSession(test: Test, setUp?: (session: Session) => Promise<void>) {
+  let session: Session | undefined;
+  let setupError: unknown;
+  const need = (): Session => {
+    if (!session) throw setupError instanceof Error ? setupError : new Error(`setup failed: ${String(setupError)}`);
+    return session;
+  };
+  test.before(async () => {
+    try {
+      session = await startSession();
+      await setUp?.(session);
+    } catch (error) {
+      setupError = error;
+    }
+  });
+  test.after(async () => {
+    if (session) await stopSession(session);
+    session = undefined;
+  });
+  return {
+    need,
+    /** One API call as the session's user. */
+    call: <T = any>(method: string, ...args: unknown[]) => callAs<T>(need(), method, ...args),
+    waitForRun: (id: string, statuses: string[], timeoutMs?: number) => waitForRunAs(need(), id, statuses, timeoutMs),
+  };
 }
 
 /** Opens the sign-in link and waits for the app. */
@@ -153,6 +187,19 @@ export async function shootPhone(page: Page, name: string, scrollTo?: string): P
   await page.viewport('desktop');
   await settle(page);
 }
+
+/** Phone screenshots, light and dark (`<name>-phone-light.png`, `<name>-phone-dark.png`), of what the page shows now. */
+export async function shootPhoneBoth(page: Page, name: string): Promise<void> {
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.colorScheme(scheme);
+    await settle(page);
+    await page.screenshot(join(screenshots, `${name}-phone-${scheme}.png`));
+  }
+  await page.colorScheme('light');
+}
+
+/** Removes the toasts shown now, so that screenshots do not depend on their timing. */
+export const clearToasts = `document.querySelectorAll('.toast').forEach((toast) => toast.remove())`;
 
 export const mainText = (page: Page) => page.evaluate<string>(`document.querySelector('#main')?.innerText ?? ''`);
 

@@ -6,80 +6,23 @@
 // Needs `node build.mjs --tests` first, and chromium on PATH (apt-get install chromium); without it
 // the tests are skipped, or failed under CI=true (test/helpers/tools.ts).
 
-import type { ChildProcess } from 'node:child_process';
 import * as assert from 'uvu/assert';
 import { FakeGitHub } from '../fakes/github';
 import { FakeJira } from '../fakes/jira';
 import { FakeLinear, linearErrors } from '../fakes/linear';
 import { freePort, send } from '../helpers/net';
-import { makeTempDir, removeTempDir } from '../helpers/temp';
 import { suiteNeeding } from '../helpers/tools';
-import { Browser, chromium, findChromium, type Page } from './chromium';
-
-import { callAs, clickButton, fillField, mainText, settle, shoot, shootPhone, show, sleep, startServer, stopServer, waitForRunAs } from './session';
-
-interface Env {
-  server: ChildProcess;
-  dataDir: string;
-  origin: string;
-  link: string;
-  token: string;
-  browser: Browser;
-  page: Page;
-  /** Ids the later tests share. */
-  demoPipelineId?: string;
-  demoRunId?: string;
-}
-
-let env: Env | undefined;
-let setupError: unknown;
-/** Failed loads the flow causes on purpose (the editor's refused save): URL substrings. */
-const expectedFailedRequests: string[] = [];
-
-function need(): Env {
-  if (!env) throw setupError instanceof Error ? setupError : new Error(`setup failed: ${String(setupError)}`);
-  return env;
-}
-
-const call = <T = any>(method: string, ...args: unknown[]) => callAs<T>(need(), method, ...args);
-const waitForRun = (id: string, statuses: string[], timeoutMs?: number) => waitForRunAs(need(), id, statuses, timeoutMs);
+import { chromium, type Page } from './chromium';
+import { clearToasts, clickButton, fillField, mainText, settle, shoot, shootPhone, show, sleep, suiteSession } from './session';
 
 const ui = suiteNeeding('ui (Chromium)', [chromium]);
+// Not signed in yet: the first test signs in with the link.
+const { need, call, waitForRun } = suiteSession(ui);
 
-ui.before(async () => {
-  const dataDir = makeTempDir('factory-e2e');
-  let server: ChildProcess | undefined;
-  let browser: Browser | undefined;
-  try {
-    findChromium(); // before anything else: the install hint is the failure when it is missing
-    const port = await freePort();
-    const started = await startServer(dataDir, port);
-    server = started.server;
-    const url = new URL(started.link);
-    const token = url.searchParams.get('t') ?? '';
-    browser = await Browser.launch();
-    const page = await browser.newPage();
-    await page.viewport('desktop');
-    await page.colorScheme('light');
-    env = { server, dataDir, origin: url.origin, link: started.link, token, browser, page };
-  } catch (error) {
-    setupError = error;
-    if (browser) await browser.close().catch(() => undefined);
-    if (server) await stopServer(server).catch(() => undefined);
-    removeTempDir(dataDir);
-  }
-});
-
-ui.after(async () => {
-  if (!env) return;
-  try {
-    await env.browser.close();
-  } finally {
-    await stopServer(env.server);
-    removeTempDir(env.dataDir);
-    env = undefined;
-  }
-});
+/** Ids the later tests share. */
+const made: { demoPipelineId?: string; demoRunId?: string } = {};
+/** Failed loads the flow causes on purpose (the editor's refused save): URL substrings. */
+const expectedFailedRequests: string[] = [];
 
 ui('Chromium is installed and the server and browser start', () => {
   need();
@@ -99,8 +42,7 @@ ui('the sign-in link signs in and lands on Runs', async () => {
 });
 
 ui('the demo run is started from the UI, approved with a choice and a comment, and succeeds', async () => {
-  const e = need();
-  const { page } = e;
+  const { page } = need();
   await show(page, '#/runs');
   // The start form may sit behind a "New run" button.
   const hasForm = `Boolean(document.querySelector('[data-test="start-pipeline"]'))`;
@@ -118,11 +60,11 @@ ui('the demo run is started from the UI, approved with a choice and a comment, a
     return option.value;
   })()`);
   assert.ok(pipelineId, 'the pipeline select offers "Demo"');
-  e.demoPipelineId = pipelineId;
+  made.demoPipelineId = pipelineId;
   await page.fill('[data-test="start-title"]', 'Try Factory');
   await page.click('[data-test="start-run"]');
   const hash = await page.waitFor<string>(`/^#\\/runs\\/[^/]+$/.test(location.hash) && location.hash`, 10_000, 'the run page (#/runs/<id>)');
-  e.demoRunId = decodeURIComponent(hash.slice('#/runs/'.length));
+  made.demoRunId = decodeURIComponent(hash.slice('#/runs/'.length));
 
   await page.waitFor(`document.querySelector('[data-test="approval"]')`, 15_000, 'the approval card');
   await page.waitFor(`document.querySelector('[data-test="choice"][value="2"]')`, 5000, 'option 2 of the approval');
@@ -141,7 +83,7 @@ ui('the demo run is started from the UI, approved with a choice and a comment, a
   await page.fill('[data-test="comment"]', 'Looks good, <b>polish</b> the edges');
   await page.click('[data-test="approve"]');
   await page.waitFor(`document.querySelector('[data-test="run-status"]')?.textContent.includes('succeeded')`, 15_000, 'run-status "succeeded"');
-  const run = await call('getRun', e.demoRunId);
+  const run = await call('getRun', made.demoRunId);
   assert.is(run.status, 'succeeded');
 
   const hasReport = `document.querySelector('#main').innerText.includes('You chose: Polish first') && document.querySelector('#main').innerText.includes('Your comment: Looks good, <b>polish</b> the edges')`;
@@ -212,13 +154,12 @@ ui('hostile titles and pipeline names are shown as text, never run', async () =>
 });
 
 ui('every screen renders (screenshots in light and dark)', async () => {
-  const e = need();
-  const { page } = e;
+  const { page } = need();
   const screens: [string, string][] = [
     ['runs', '#/runs'],
-    ['run', `#/runs/${e.demoRunId ?? 'missing'}`],
+    ['run', `#/runs/${made.demoRunId ?? 'missing'}`],
     ['pipelines', '#/pipelines'],
-    ['editor', `#/pipelines/${e.demoPipelineId ?? 'missing'}`],
+    ['editor', `#/pipelines/${made.demoPipelineId ?? 'missing'}`],
     ['triggers', '#/triggers'],
     ['harnesses', '#/harnesses'],
     ['channels', '#/channels'],
@@ -259,114 +200,188 @@ ui('a trigger shows its URL and a ledger of what each delivery decided', async (
   await call('saveSettings', { webhookServer: { enabled: false, port } });
 });
 
-ui('a Linear account and trigger are set up in the UI: Verify, Preview, save, Poll now', async () => {
-  const { page } = need();
-  const fake = await FakeLinear.start();
+// The tracker walkthroughs (Linear, GitHub, Jira) below take the same steps in Settings → Accounts
+// and Triggers; these helpers take them, and each test keeps its own checks.
+const accountForm = '.account-form';
+const triggerEditor = '.triggers-page form.editor';
+/** The `label.form-field` labelled `label` inside `scope` (an expression for page.evaluate). */
+const field = (scope: string, label: string) => `[...document.querySelectorAll(${JSON.stringify(`${scope} label.form-field`)})].find((field) => field.firstElementChild.textContent === ${JSON.stringify(label)})`;
+/** The error shown at that field, if any. */
+const fieldError = (scope: string, label: string) => `${field(scope, label)}.querySelector('.field-error:not([hidden])')?.textContent`;
+/** Whether `text` stands anywhere in the screen's HTML. */
+const inPage = (text: string) => `document.querySelector('#main').innerHTML.includes(${JSON.stringify(text)})`;
+
+/**
+ * Runs a tracker's walkthrough with the webhook server on (at `port`). Whatever happens, the trigger
+ * it saved and every account are deleted, the webhook server is turned off and the fake is stopped:
+ * nothing polls a stopped fake in the tests after this one.
+ */
+async function withTracker(fake: { stop(): Promise<void> }, walk: (saved: { triggerId?: string }) => Promise<void>): Promise<void> {
   const port = await freePort();
-  let triggerId: string | undefined;
+  const saved: { triggerId?: string } = {};
   try {
-    fake.addIssue({ title: 'Checkout <b>button</b> does nothing' });
-    fake.addIssue({ title: 'Dark mode contrast', state: 'In Progress' });
-    fake.addIssue({ title: 'Already shipped', state: 'Done' });
-    fake.addIssue({ title: 'Rotate the certificates', team: 'OPS' });
     await call('saveSettings', { webhookServer: { enabled: true, port } });
-
-    // Settings → Accounts: add the account, verify it, save it.
-    await show(page, '#/settings');
-    await clickButton(page, '#main', 'Add account');
-    const accountForm = '.account-form';
-    await fillField(page, accountForm, 'Name', 'Linear (fake)');
-    await fillField(page, accountForm, 'Base URL (optional)', fake.url);
-    await clickButton(page, accountForm, 'Verify');
-    const keyError = `[...document.querySelectorAll('.account-form label.form-field')].find((field) => field.firstElementChild.textContent === 'API key').querySelector('.field-error:not([hidden])')?.textContent`;
-    assert.match(await page.waitFor<string>(keyError, 10_000, 'the error at API key'), 'API key', 'no key: the message sits at the key field');
-    await fillField(page, accountForm, 'API key', 'lin_api_wrong');
-    await clickButton(page, accountForm, 'Verify');
-    const refusal = await page.waitFor<string>(`document.querySelector('.account-form .test-result.error')?.textContent`, 10_000, 'the refusal of a wrong key');
-    assert.match(refusal, /^✕ .*key/i, `a wrong key is refused in words: ${refusal}`);
-    await fillField(page, accountForm, 'API key', fake.apiKey);
-    await clickButton(page, accountForm, 'Verify');
-    const signedIn = `Signed in as ${fake.viewer.name} (${fake.viewer.email})`;
-    await page.waitFor(`document.querySelector('.account-form .test-result.ok')?.textContent.includes(${JSON.stringify(signedIn)})`, 10_000, `"${signedIn}" at the form`);
-    await page.evaluate(`document.querySelector('#settings-accounts').scrollIntoView({ block: 'start' })`);
-    await shoot(page, 'linear-account');
-    await shootPhone(page, 'linear-account', '#settings-accounts');
-    await page.click(`${accountForm} button[type="submit"]`);
-    await page.waitFor(`document.querySelector('.account-list')?.innerText.includes(${JSON.stringify(signedIn)}) && !document.querySelector('.account-form')`, 10_000, 'the saved account in the list');
-    await shoot(page, 'linear-accounts');
-    const account = (await call('snapshot')).accounts.find((candidate: { name: string }) => candidate.name === 'Linear (fake)');
-    assert.ok(account?.hasToken, 'the account is saved with its key');
-    assert.not.ok(await page.evaluate(`document.querySelector('#main').innerHTML.includes(${JSON.stringify(fake.apiKey)})`), 'the key is nowhere in the page');
-
-    // Triggers: a new Linear trigger for team ENG, previewed, saved and polled.
-    const demo = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');
-    await show(page, '#/triggers');
-    await clickButton(page, '.toolbar', 'New trigger');
-    const editor = '.triggers-page form.editor';
-    await fillField(page, editor, 'Kind', 'linear');
-    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'New Linear trigger'`, 5000, 'the Linear editor');
-    await fillField(page, editor, 'Name', 'Linear ENG');
-    await fillField(page, editor, 'Runs pipeline', demo.id);
-    assert.is(await page.evaluate(`[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Account').querySelector('select').value`), account.id, 'the only Linear account is chosen');
-    // A team the account does not see: the engine's message shows at the Team key field.
-    await fillField(page, editor, 'Team key', 'NOPE');
-    await clickButton(page, editor, 'Preview');
-    const teamError = `[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Team key').querySelector('.field-error:not([hidden])')?.textContent`;
-    assert.match(await page.waitFor<string>(teamError, 10_000, 'the error at Team key'), 'no team with the key');
-    await fillField(page, editor, 'Team key', 'ENG');
-    await clickButton(page, editor, 'Preview');
-    await page.waitFor(`document.querySelectorAll('.preview-list li').length > 0`, 10_000, 'the previewed issues')
-      .catch(async (error) => {
-        const said = await page.evaluate<string>(`[...document.querySelectorAll('${editor} .field-error:not([hidden]), ${editor} .test-result:not([hidden])')].map((element) => element.textContent).join(' | ')`);
-        throw new Error(`${error.message}; the form says: ${said || 'nothing'}`);
-      });
-    const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => item.textContent)`);
-    assert.equal([...previewed].sort(), ['ENG-1 Checkout <b>button</b> does nothing', 'ENG-2 Dark mode contrast'], 'the open ENG issues, their titles as text');
-    assert.match(await page.evaluate<string>(`document.querySelector('.preview-list a').href`), /^https:\/\/linear\.app\/acme\/issue\/ENG-/);
-    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
-    await page.evaluate(`document.querySelector('${editor} .form-actions').scrollIntoView({ block: 'center' })`);
-    await shoot(page, 'linear-preview');
-    await shootPhone(page, 'linear-preview', '.preview-list');
-
-    await clickButton(page, editor, 'Create trigger');
-    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'Linear ENG'`, 10_000, 'the saved trigger in the editor');
-    triggerId = (await call('snapshot')).triggers.find((candidate: { name: string }) => candidate.name === 'Linear ENG')?.id;
-    assert.ok(triggerId, 'the trigger is saved');
-    await clickButton(page, editor, 'Poll now');
-    await page.waitFor(`[...document.querySelectorAll('.ledger td.decision')].some((cell) => /^started run_/.test(cell.textContent))`, 15_000, 'a "started run_…" ledger entry');
-    const state = await page.evaluate<string>(`document.querySelector('.trigger-state').textContent`);
-    assert.match(state, /^Last poll /, `the state line: ${state}`);
-    assert.match(await mainText(page), new RegExp(`/hooks/${triggerId}`));
-    assert.not.match(await mainText(page), /\?token=/, 'no ?token= for a Linear trigger');
-    // Linear's rate limit: the state line says until when polling pauses.
-    fake.script(linearErrors.rateLimited(Date.now() + 10 * 60_000), (request) => request.fields.includes('issues'));
-    await clickButton(page, editor, 'Poll now');
-    await page.waitFor(`document.querySelector('.trigger-state .warning')?.textContent.includes('rate limited until')`, 15_000, '"rate limited until" in the state line');
-    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
-    await page.evaluate('scrollTo(0, 0)');
-    await shoot(page, 'linear-trigger');
-    await page.evaluate(`document.querySelector('.trigger-live').scrollIntoView({ block: 'start' })`);
-    await shoot(page, 'linear-trigger-ledger');
-    await shootPhone(page, 'linear-trigger-ledger', '.trigger-live');
+    await walk(saved);
   } finally {
     try {
-      // Nothing polls a stopped fake in the tests after this one.
-      if (triggerId) await call('deleteTrigger', triggerId);
+      if (saved.triggerId) await call('deleteTrigger', saved.triggerId);
       for (const account of (await call('snapshot')).accounts) await call('deleteConnection', account.id);
       await call('saveSettings', { webhookServer: { enabled: false, port } });
     } finally {
       await fake.stop();
     }
   }
+}
+
+/** Settings → Accounts → Add account, of `kind` (`kindName` in its placeholder). */
+async function addAccount(page: Page, kind: string, kindName: string): Promise<void> {
+  await clickButton(page, '#main', 'Add account');
+  await fillField(page, accountForm, 'Kind', kind);
+  await page.waitFor(`document.querySelector('${accountForm} input')?.placeholder === ${JSON.stringify(`${kindName} at work`)}`, 5000, `the ${kindName} account form`);
+}
+
+/** Verify at the account form, until it says `signedIn`. */
+async function verifyAccount(page: Page, signedIn: string): Promise<void> {
+  await clickButton(page, accountForm, 'Verify');
+  await page.waitFor(`document.querySelector('${accountForm} .test-result.ok')?.textContent.includes(${JSON.stringify(signedIn)})`, 10_000, `"${signedIn}" at the form`)
+    .catch(async (error) => {
+      throw new Error(`${error.message}; the form says: ${await page.evaluate<string>(`document.querySelector('${accountForm}').innerText`)}`);
+    });
+}
+
+/** Screenshots of the verified form (`<kind>-account`), then saves it; resolves with the account named `name`. */
+async function saveAccount(page: Page, kind: string, name: string, signedIn: string): Promise<any> {
+  await page.evaluate(`document.querySelector('#settings-accounts').scrollIntoView({ block: 'start' })`);
+  await shoot(page, `${kind}-account`);
+  await shootPhone(page, `${kind}-account`, '#settings-accounts');
+  await page.click(`${accountForm} button[type="submit"]`);
+  await page.waitFor(`document.querySelector('.account-list')?.innerText.includes(${JSON.stringify(signedIn)}) && !document.querySelector('${accountForm}')`, 10_000, 'the saved account in the list');
+  return (await call('snapshot')).accounts.find((candidate: { name: string }) => candidate.name === name);
+}
+
+/** Triggers → New trigger of `kind` (`kindName` in its title), named `name`, running the Demo pipeline. */
+async function newTrigger(page: Page, kind: string, kindName: string, name: string): Promise<void> {
+  const demo = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');
+  await show(page, '#/triggers');
+  await clickButton(page, '.toolbar', 'New trigger');
+  await fillField(page, triggerEditor, 'Kind', kind);
+  await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === ${JSON.stringify(`New ${kindName} trigger`)}`, 5000, `the ${kindName} editor`);
+  await fillField(page, triggerEditor, 'Name', name);
+  await fillField(page, triggerEditor, 'Runs pipeline', demo.id);
+}
+
+/** Preview in the trigger editor: the previewed issues' texts, sorted. */
+async function previewIssues(page: Page): Promise<string[]> {
+  await clickButton(page, triggerEditor, 'Preview');
+  await page.waitFor(`document.querySelectorAll('.preview-list li').length > 0`, 10_000, 'the previewed issues')
+    .catch(async (error) => {
+      const said = await page.evaluate<string>(`[...document.querySelectorAll('${triggerEditor} .field-error:not([hidden]), ${triggerEditor} .test-result:not([hidden])')].map((element) => element.textContent).join(' | ')`);
+      throw new Error(`${error.message}; the form says: ${said || 'nothing'}`);
+    });
+  const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => item.textContent)`);
+  return [...previewed].sort();
+}
+
+/** Screenshots of the preview: `<kind>-preview`. */
+async function shootPreview(page: Page, kind: string): Promise<void> {
+  await page.evaluate(clearToasts);
+  await page.evaluate(`document.querySelector('${triggerEditor} .form-actions').scrollIntoView({ block: 'center' })`);
+  await shoot(page, `${kind}-preview`);
+  await shootPhone(page, `${kind}-preview`, '.preview-list');
+}
+
+/** Create trigger; resolves with the trigger saved as `name` (kept in `saved` to be deleted). */
+async function createTrigger(page: Page, name: string, saved: { triggerId?: string }): Promise<any> {
+  await clickButton(page, triggerEditor, 'Create trigger');
+  await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === ${JSON.stringify(name)}`, 10_000, 'the saved trigger in the editor');
+  const trigger = (await call('snapshot')).triggers.find((candidate: { name: string }) => candidate.name === name);
+  saved.triggerId = trigger?.id;
+  return trigger;
+}
+
+/** Poll now, until the ledger shows a started run. */
+async function pollStartsRun(page: Page): Promise<void> {
+  await clickButton(page, triggerEditor, 'Poll now');
+  await page.waitFor(`[...document.querySelectorAll('.ledger td.decision')].some((cell) => /^started run_/.test(cell.textContent))`, 15_000, 'a "started run_…" ledger entry');
+}
+
+/** Screenshots of the saved trigger: `<kind>-trigger` and, scrolled to its ledger, `<kind>-trigger-ledger`. */
+async function shootTrigger(page: Page, kind: string): Promise<void> {
+  await page.evaluate(clearToasts);
+  await page.evaluate('scrollTo(0, 0)');
+  await shoot(page, `${kind}-trigger`);
+  await page.evaluate(`document.querySelector('.trigger-live').scrollIntoView({ block: 'start' })`);
+  await shoot(page, `${kind}-trigger-ledger`);
+  await shootPhone(page, `${kind}-trigger-ledger`, '.trigger-live');
+}
+
+/** Waits (10 s at the most) until `done()`; fails with `failure()` after that. */
+async function waitUntil(done: () => boolean, failure: () => string): Promise<void> {
+  for (let waited = 0; !done(); waited += 100) {
+    if (waited > 10_000) assert.unreachable(failure());
+    await sleep(100);
+  }
+}
+
+ui('a Linear account and trigger are set up in the UI: Verify, Preview, save, Poll now', async () => {
+  const { page } = need();
+  const fake = await FakeLinear.start();
+  await withTracker(fake, async (saved) => {
+    fake.addIssue({ title: 'Checkout <b>button</b> does nothing' });
+    fake.addIssue({ title: 'Dark mode contrast', state: 'In Progress' });
+    fake.addIssue({ title: 'Already shipped', state: 'Done' });
+    fake.addIssue({ title: 'Rotate the certificates', team: 'OPS' });
+
+    // Settings → Accounts: add the account, verify it, save it.
+    await show(page, '#/settings');
+    await clickButton(page, '#main', 'Add account');
+    await fillField(page, accountForm, 'Name', 'Linear (fake)');
+    await fillField(page, accountForm, 'Base URL (optional)', fake.url);
+    await clickButton(page, accountForm, 'Verify');
+    assert.match(await page.waitFor<string>(fieldError(accountForm, 'API key'), 10_000, 'the error at API key'), 'API key', 'no key: the message sits at the key field');
+    await fillField(page, accountForm, 'API key', 'lin_api_wrong');
+    await clickButton(page, accountForm, 'Verify');
+    const refusal = await page.waitFor<string>(`document.querySelector('.account-form .test-result.error')?.textContent`, 10_000, 'the refusal of a wrong key');
+    assert.match(refusal, /^✕ .*key/i, `a wrong key is refused in words: ${refusal}`);
+    await fillField(page, accountForm, 'API key', fake.apiKey);
+    const signedIn = `Signed in as ${fake.viewer.name} (${fake.viewer.email})`;
+    await verifyAccount(page, signedIn);
+    const account = await saveAccount(page, 'linear', 'Linear (fake)', signedIn);
+    await shoot(page, 'linear-accounts');
+    assert.ok(account?.hasToken, 'the account is saved with its key');
+    assert.not.ok(await page.evaluate(inPage(fake.apiKey)), 'the key is nowhere in the page');
+
+    // Triggers: a new Linear trigger for team ENG, previewed, saved and polled.
+    await newTrigger(page, 'linear', 'Linear', 'Linear ENG');
+    assert.is(await page.evaluate(`${field(triggerEditor, 'Account')}.querySelector('select').value`), account.id, 'the only Linear account is chosen');
+    // A team the account does not see: the engine's message shows at the Team key field.
+    await fillField(page, triggerEditor, 'Team key', 'NOPE');
+    await clickButton(page, triggerEditor, 'Preview');
+    assert.match(await page.waitFor<string>(fieldError(triggerEditor, 'Team key'), 10_000, 'the error at Team key'), 'no team with the key');
+    await fillField(page, triggerEditor, 'Team key', 'ENG');
+    assert.equal(await previewIssues(page), ['ENG-1 Checkout <b>button</b> does nothing', 'ENG-2 Dark mode contrast'], 'the open ENG issues, their titles as text');
+    assert.match(await page.evaluate<string>(`document.querySelector('.preview-list a').href`), /^https:\/\/linear\.app\/acme\/issue\/ENG-/);
+    await shootPreview(page, 'linear');
+
+    const triggerId = (await createTrigger(page, 'Linear ENG', saved))?.id;
+    assert.ok(triggerId, 'the trigger is saved');
+    await pollStartsRun(page);
+    const state = await page.evaluate<string>(`document.querySelector('.trigger-state').textContent`);
+    assert.match(state, /^Last poll /, `the state line: ${state}`);
+    assert.match(await mainText(page), new RegExp(`/hooks/${triggerId}`));
+    assert.not.match(await mainText(page), /\?token=/, 'no ?token= for a Linear trigger');
+    // Linear's rate limit: the state line says until when polling pauses.
+    fake.script(linearErrors.rateLimited(Date.now() + 10 * 60_000), (request) => request.fields.includes('issues'));
+    await clickButton(page, triggerEditor, 'Poll now');
+    await page.waitFor(`document.querySelector('.trigger-state .warning')?.textContent.includes('rate limited until')`, 15_000, '"rate limited until" in the state line');
+    await shootTrigger(page, 'linear');
+  });
 });
 
 ui('a GitHub account and trigger are set up in the UI: Verify, Preview, save, Poll now, a label at start', async () => {
   const { page } = need();
   const fake = await FakeGitHub.start();
-  const port = await freePort();
-  let triggerId: string | undefined;
-  try {
-    await call('saveSettings', { webhookServer: { enabled: true, port } });
+  await withTracker(fake, async (saved) => {
     fake.addRepo('acme-corp/storefront-web');
     const checkout = fake.addIssue('acme-corp/storefront-web', { title: 'Checkout <b>button</b> does nothing', labels: ['bug'] });
     fake.addIssue('acme-corp/storefront-web', { title: 'Dark mode contrast' });
@@ -376,92 +391,47 @@ ui('a GitHub account and trigger are set up in the UI: Verify, Preview, save, Po
 
     // Settings → Accounts: a GitHub account against the fake, verified and saved.
     await show(page, '#/settings');
-    await clickButton(page, '#main', 'Add account');
-    const accountForm = '.account-form';
-    await fillField(page, accountForm, 'Kind', 'github');
-    await page.waitFor(`document.querySelector('${accountForm} input')?.placeholder === 'GitHub at work'`, 5000, 'the GitHub account form');
+    await addAccount(page, 'github', 'GitHub');
     await fillField(page, accountForm, 'Name', 'GitHub (fake)');
     await fillField(page, accountForm, 'Token', fake.token);
     await fillField(page, accountForm, 'Base URL (optional)', fake.url);
-    await clickButton(page, accountForm, 'Verify');
     const signedIn = `Signed in as ${fake.user.login}`;
-    await page.waitFor(`document.querySelector('${accountForm} .test-result.ok')?.textContent.includes(${JSON.stringify(signedIn)})`, 10_000, `"${signedIn}" at the form`);
-    await page.evaluate(`document.querySelector('#settings-accounts').scrollIntoView({ block: 'start' })`);
-    await shoot(page, 'github-account');
-    await shootPhone(page, 'github-account', '#settings-accounts');
-    await page.click(`${accountForm} button[type="submit"]`);
-    await page.waitFor(`document.querySelector('.account-list')?.innerText.includes(${JSON.stringify(signedIn)}) && !document.querySelector('${accountForm}')`, 10_000, 'the saved account in the list');
-    const account = (await call('snapshot')).accounts.find((candidate: { name: string }) => candidate.name === 'GitHub (fake)');
+    await verifyAccount(page, signedIn);
+    const account = await saveAccount(page, 'github', 'GitHub (fake)', signedIn);
     assert.ok(account?.hasToken, 'the account is saved with its token');
     await clickButton(page, '.account-list', 'Edit');
     await shoot(page, 'github-account-edit', ['light']);
     await clickButton(page, accountForm, 'Cancel');
-    assert.not.ok(await page.evaluate(`document.querySelector('#main').innerHTML.includes(${JSON.stringify(fake.token)})`), 'the token is nowhere in the page');
+    assert.not.ok(await page.evaluate(inPage(fake.token)), 'the token is nowhere in the page');
 
     // Triggers: a new GitHub trigger for acme-corp/storefront-web, previewed, saved and polled.
-    const demo = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');
-    await show(page, '#/triggers');
-    await clickButton(page, '.toolbar', 'New trigger');
-    const editor = '.triggers-page form.editor';
-    await fillField(page, editor, 'Kind', 'github');
-    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'New GitHub trigger'`, 5000, 'the GitHub editor');
-    await fillField(page, editor, 'Name', 'GitHub website');
-    await fillField(page, editor, 'Runs pipeline', demo.id);
+    await newTrigger(page, 'github', 'GitHub', 'GitHub website');
     // A repository the token cannot read: the engine's message shows at the Repository field.
-    await fillField(page, editor, 'Repository', 'acme/nope');
-    await clickButton(page, editor, 'Preview');
-    const repoError = `[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Repository').querySelector('.field-error:not([hidden])')?.textContent`;
-    assert.match(await page.waitFor<string>(repoError, 10_000, 'the error at Repository'), 'acme/nope');
-    await fillField(page, editor, 'Repository', 'acme-corp/storefront-web');
-    await fillField(page, editor, 'Label at start', 'factory: running');
-    await clickButton(page, editor, 'Preview');
-    await page.waitFor(`document.querySelectorAll('.preview-list li').length > 0`, 10_000, 'the previewed issues');
-    const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => item.textContent)`);
-    assert.equal([...previewed].sort(), ['acme-corp/storefront-web#1 Checkout <b>button</b> does nothing', 'acme-corp/storefront-web#2 Dark mode contrast'], 'the open issues of acme-corp/storefront-web, no pull request, titles as text');
+    await fillField(page, triggerEditor, 'Repository', 'acme/nope');
+    await clickButton(page, triggerEditor, 'Preview');
+    assert.match(await page.waitFor<string>(fieldError(triggerEditor, 'Repository'), 10_000, 'the error at Repository'), 'acme/nope');
+    await fillField(page, triggerEditor, 'Repository', 'acme-corp/storefront-web');
+    await fillField(page, triggerEditor, 'Label at start', 'factory: running');
+    assert.equal(await previewIssues(page), ['acme-corp/storefront-web#1 Checkout <b>button</b> does nothing', 'acme-corp/storefront-web#2 Dark mode contrast'], 'the open issues of acme-corp/storefront-web, no pull request, titles as text');
     assert.match(await page.evaluate<string>(`document.querySelector('.preview-list a').href`), /^https:\/\/github\.com\/acme-corp\/storefront-web\/issues\/\d$/);
-    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
-    await page.evaluate(`document.querySelector('${editor} .form-actions').scrollIntoView({ block: 'center' })`);
-    await shoot(page, 'github-preview');
-    await shootPhone(page, 'github-preview', '.preview-list');
+    await shootPreview(page, 'github');
 
-    await clickButton(page, editor, 'Create trigger');
-    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'GitHub website'`, 10_000, 'the saved trigger in the editor');
-    triggerId = (await call('snapshot')).triggers.find((candidate: { name: string }) => candidate.name === 'GitHub website')?.id;
+    const triggerId = (await createTrigger(page, 'GitHub website', saved))?.id;
     assert.ok(triggerId, 'the trigger is saved');
-    await clickButton(page, editor, 'Poll now');
-    await page.waitFor(`[...document.querySelectorAll('.ledger td.decision')].some((cell) => /^started run_/.test(cell.textContent))`, 15_000, 'a "started run_…" ledger entry');
+    await pollStartsRun(page);
     const text = await mainText(page);
     assert.match(text, new RegExp(`/hooks/${triggerId}`));
     assert.not.match(text, /\?token=/, 'no ?token= for a GitHub trigger');
     assert.match(text, /Settings → Webhooks → Add webhook/);
-    for (let waited = 0; !fake.labelsOf(checkout).includes('factory: running'); waited += 100) {
-      if (waited > 10_000) assert.unreachable(`the label at start is not on acme-corp/storefront-web#1: ${fake.labelsOf(checkout).join(', ')}`);
-      await sleep(100);
-    }
-    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
-    await page.evaluate('scrollTo(0, 0)');
-    await shoot(page, 'github-trigger');
-    await page.evaluate(`document.querySelector('.trigger-live').scrollIntoView({ block: 'start' })`);
-    await shoot(page, 'github-trigger-ledger');
-    await shootPhone(page, 'github-trigger-ledger', '.trigger-live');
-  } finally {
-    try {
-      if (triggerId) await call('deleteTrigger', triggerId);
-      for (const account of (await call('snapshot')).accounts) await call('deleteConnection', account.id);
-      await call('saveSettings', { webhookServer: { enabled: false, port } });
-    } finally {
-      await fake.stop();
-    }
-  }
+    await waitUntil(() => fake.labelsOf(checkout).includes('factory: running'), () => `the label at start is not on acme-corp/storefront-web#1: ${fake.labelsOf(checkout).join(', ')}`);
+    await shootTrigger(page, 'github');
+  });
 });
 
 ui('a Jira Cloud account and trigger are set up in the UI: a JQL query, Preview, save, the URL with its token, Poll now', async () => {
   const { page } = need();
   const fake = await FakeJira.start({ mode: 'cloud' });
-  const port = await freePort();
-  let triggerId: string | undefined;
-  try {
-    await call('saveSettings', { webhookServer: { enabled: true, port } });
+  await withTracker(fake, async (saved) => {
     const checkout = fake.addIssue({ project: 'ABC', summary: 'Checkout <b>button</b> does nothing', labels: ['agent'] });
     fake.addIssue({ project: 'ABC', summary: 'Dark mode contrast', labels: ['agent'], status: 'In Progress' });
     fake.addIssue({ project: 'ABC', summary: 'Already shipped', labels: ['agent'], status: 'Done' });
@@ -471,70 +441,37 @@ ui('a Jira Cloud account and trigger are set up in the UI: a JQL query, Preview,
     // Settings → Accounts: a Jira Cloud account (site, email, API token), verified and saved.
     await show(page, '#/settings');
     await page.waitFor(`document.querySelector('.account-list')?.hidden`, 5000, 'no account left by the tests before');
-    await clickButton(page, '#main', 'Add account');
-    const accountForm = '.account-form';
-    await fillField(page, accountForm, 'Kind', 'jira');
-    await page.waitFor(`document.querySelector('${accountForm} input')?.placeholder === 'Jira at work'`, 5000, 'the Jira account form');
+    await addAccount(page, 'jira', 'Jira');
     await fillField(page, accountForm, 'Name', 'Jira (fake)');
     await fillField(page, accountForm, 'Site', fake.url);
     await fillField(page, accountForm, 'Email (Jira Cloud)', fake.email);
     await fillField(page, accountForm, 'Token', fake.token);
-    await clickButton(page, accountForm, 'Verify');
     const signedIn = `Signed in as ${fake.me.displayName} (${fake.me.emailAddress}, Jira Cloud)`;
-    await page.waitFor(`document.querySelector('${accountForm} .test-result.ok')?.textContent.includes(${JSON.stringify(signedIn)})`, 10_000, `"${signedIn}" at the form`)
-      .catch(async (error) => {
-        throw new Error(`${error.message}; the form says: ${await page.evaluate<string>(`document.querySelector('${accountForm}').innerText`)}`);
-      });
-    await page.evaluate(`document.querySelector('#settings-accounts').scrollIntoView({ block: 'start' })`);
-    await shoot(page, 'jira-account');
-    await shootPhone(page, 'jira-account', '#settings-accounts');
-    await page.click(`${accountForm} button[type="submit"]`);
-    await page.waitFor(`document.querySelector('.account-list')?.innerText.includes(${JSON.stringify(signedIn)}) && !document.querySelector('${accountForm}')`, 10_000, 'the saved account in the list');
+    await verifyAccount(page, signedIn);
+    const account = await saveAccount(page, 'jira', 'Jira (fake)', signedIn);
     await shoot(page, 'jira-accounts', ['light']);
-    const account = (await call('snapshot')).accounts.find((candidate: { name: string }) => candidate.name === 'Jira (fake)');
     assert.ok(account?.hasToken, 'the account is saved with its token');
     assert.is(account.account?.server, 'Jira Cloud');
-    assert.not.ok(await page.evaluate(`document.querySelector('#main').innerHTML.includes(${JSON.stringify(fake.token)})`), 'the token is nowhere in the page');
+    assert.not.ok(await page.evaluate(inPage(fake.token)), 'the token is nowhere in the page');
 
     // Triggers: a new Jira trigger with a JQL query, a random secret prefilled, previewed, saved and polled.
-    const demo = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');
-    await show(page, '#/triggers');
-    await clickButton(page, '.toolbar', 'New trigger');
-    const editor = '.triggers-page form.editor';
-    await fillField(page, editor, 'Kind', 'jira');
-    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'New Jira trigger'`, 5000, 'the Jira editor');
-    const secretInput = `[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Webhook secret').querySelector('input')`;
-    assert.ok((await page.evaluate<string>(`${secretInput}.value`)).length >= 32, 'a new Jira trigger starts with a random secret');
-    await fillField(page, editor, 'Name', 'Jira ABC');
-    await fillField(page, editor, 'Runs pipeline', demo.id);
-    assert.is(await page.evaluate(`[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Account').querySelector('select').value`), account.id, 'the only Jira account is chosen');
+    await newTrigger(page, 'jira', 'Jira', 'Jira ABC');
+    assert.ok((await page.evaluate<string>(`${field(triggerEditor, 'Webhook secret')}.querySelector('input').value`)).length >= 32, 'a new Jira trigger starts with a random secret');
+    assert.is(await page.evaluate(`${field(triggerEditor, 'Account')}.querySelector('select').value`), account.id, 'the only Jira account is chosen');
     // A query Jira refuses: Jira's own message shows at the Query field.
-    await fillField(page, editor, 'Query', 'project = NOPE AND labels = agent');
-    await clickButton(page, editor, 'Preview');
-    const queryError = `[...document.querySelectorAll('${editor} label.form-field')].find((field) => field.firstElementChild.textContent === 'Query').querySelector('.field-error:not([hidden])')?.textContent`;
-    assert.match(await page.waitFor<string>(queryError, 10_000, 'the error at Query'), /^Jira: .*'NOPE'/);
-    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
-    await page.evaluate(`document.querySelector('${editor} textarea').scrollIntoView({ block: 'center' })`);
+    await fillField(page, triggerEditor, 'Query', 'project = NOPE AND labels = agent');
+    await clickButton(page, triggerEditor, 'Preview');
+    assert.match(await page.waitFor<string>(fieldError(triggerEditor, 'Query'), 10_000, 'the error at Query'), /^Jira: .*'NOPE'/);
+    await page.evaluate(clearToasts);
+    await page.evaluate(`document.querySelector('${triggerEditor} textarea').scrollIntoView({ block: 'center' })`);
     await shoot(page, 'jira-query-error', ['light']);
-    await fillField(page, editor, 'Query', 'project = ABC AND labels = agent AND statusCategory != Done');
-    await fillField(page, editor, 'Transition at start', 'In Progress');
-    await clickButton(page, editor, 'Preview');
-    await page.waitFor(`document.querySelectorAll('.preview-list li').length > 0`, 10_000, 'the previewed issues')
-      .catch(async (error) => {
-        const said = await page.evaluate<string>(`[...document.querySelectorAll('${editor} .field-error:not([hidden]), ${editor} .test-result:not([hidden])')].map((element) => element.textContent).join(' | ')`);
-        throw new Error(`${error.message}; the form says: ${said || 'nothing'}`);
-      });
-    const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => item.textContent)`);
-    assert.equal([...previewed].sort(), ['ABC-1 Checkout <b>button</b> does nothing', 'ABC-2 Dark mode contrast'], 'the issues the query matches, titles as text');
-    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
-    await page.evaluate(`document.querySelector('${editor} .form-actions').scrollIntoView({ block: 'center' })`);
-    await shoot(page, 'jira-preview');
-    await shootPhone(page, 'jira-preview', '.preview-list');
+    await fillField(page, triggerEditor, 'Query', 'project = ABC AND labels = agent AND statusCategory != Done');
+    await fillField(page, triggerEditor, 'Transition at start', 'In Progress');
+    assert.equal(await previewIssues(page), ['ABC-1 Checkout <b>button</b> does nothing', 'ABC-2 Dark mode contrast'], 'the issues the query matches, titles as text');
+    await shootPreview(page, 'jira');
 
-    await clickButton(page, editor, 'Create trigger');
-    await page.waitFor(`document.querySelector('.triggers-page .editor-title')?.textContent === 'Jira ABC'`, 10_000, 'the saved trigger in the editor');
-    const trigger = (await call('snapshot')).triggers.find((candidate: { name: string }) => candidate.name === 'Jira ABC');
-    triggerId = trigger?.id;
+    const trigger = await createTrigger(page, 'Jira ABC', saved);
+    const triggerId = trigger?.id;
     assert.ok(triggerId && trigger.webhookSecret, 'the trigger is saved with its secret');
     // The URL carries the secret as ?token=: shown hidden, copied whole.
     const text = await mainText(page);
@@ -550,36 +487,19 @@ ui('a Jira Cloud account and trigger are set up in the UI: a JQL query, Preview,
     await clickButton(page, '.trigger-live', 'Copy');
     const copied = await page.waitFor<string>('window.copiedText', 5000, 'the copied URL');
     assert.ok(copied.endsWith(`/hooks/${triggerId}?token=${encodeURIComponent(trigger.webhookSecret)}`), `the copied URL carries the secret: ${copied}`);
-    await clickButton(page, editor, 'Show');
+    await clickButton(page, triggerEditor, 'Show');
     assert.ok((await mainText(page)).includes(`?token=${encodeURIComponent(trigger.webhookSecret)}`), 'Show shows the token in the URL too');
-    await clickButton(page, editor, 'Hide');
+    await clickButton(page, triggerEditor, 'Hide');
 
-    await clickButton(page, editor, 'Poll now');
-    await page.waitFor(`[...document.querySelectorAll('.ledger td.decision')].some((cell) => /^started run_/.test(cell.textContent))`, 15_000, 'a "started run_…" ledger entry');
-    for (let waited = 0; checkout.status !== 'In Progress'; waited += 100) {
-      if (waited > 10_000) assert.unreachable(`the transition at start did not move ABC-1: it is ${checkout.status}`);
-      await sleep(100);
-    }
+    await pollStartsRun(page);
+    await waitUntil(() => checkout.status === 'In Progress', () => `the transition at start did not move ABC-1: it is ${checkout.status}`);
     // Jira posts to the copied URL: the token in it is accepted.
     const created = fake.addIssue({ project: 'ABC', summary: 'Arrived by webhook', labels: ['agent'] });
     const delivered = await fake.deliver(copied, fake.payload('jira:issue_created', created));
     assert.ok(delivered.status >= 200 && delivered.status < 300, `the webhook to the copied URL is accepted: HTTP ${delivered.status} ${JSON.stringify(delivered.body)}`);
     await page.waitFor(`[...document.querySelectorAll('.ledger tr')].some((row) => row.cells[1]?.textContent === 'webhook' && row.cells[2]?.textContent === ${JSON.stringify(created.key)})`, 15_000, `a webhook entry for ${created.key}`);
-    await page.evaluate(`document.querySelectorAll('.toast').forEach((toast) => toast.remove())`);
-    await page.evaluate('scrollTo(0, 0)');
-    await shoot(page, 'jira-trigger');
-    await page.evaluate(`document.querySelector('.trigger-live').scrollIntoView({ block: 'start' })`);
-    await shoot(page, 'jira-trigger-ledger');
-    await shootPhone(page, 'jira-trigger-ledger', '.trigger-live');
-  } finally {
-    try {
-      if (triggerId) await call('deleteTrigger', triggerId);
-      for (const account of (await call('snapshot')).accounts) await call('deleteConnection', account.id);
-      await call('saveSettings', { webhookServer: { enabled: false, port } });
-    } finally {
-      await fake.stop();
-    }
-  }
+    await shootTrigger(page, 'jira');
+  });
 });
 
 ui('a 1,000,000-line log opens at its tail, pages back, searches on the server and downloads', async () => {
