@@ -26,12 +26,15 @@ export interface ConfigOptions {
 
 export class ConfigService {
   private config: ConfigFile;
+  /** The settings config.json holds: without the flags of this start until the settings are saved. */
+  private writtenSettings: Settings;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<ConfigListener>();
   private readonly now: () => number;
 
-  private constructor(private readonly store: DataStore, config: ConfigFile, now: () => number) {
+  private constructor(private readonly store: DataStore, config: ConfigFile, writtenSettings: Settings, now: () => number) {
     this.config = config;
+    this.writtenSettings = writtenSettings;
     this.now = now;
   }
 
@@ -60,8 +63,9 @@ export class ConfigService {
     } else {
       config.settings = mergeSettings(structuredClone(defaultSettings), config.settings);
     }
+    const writtenSettings = config.settings;
     if (options.overrides !== undefined) config = { ...config, settings: mergeSettings(config.settings, options.overrides) };
-    return new ConfigService(store, config, now);
+    return new ConfigService(store, config, writtenSettings, now);
   }
 
   /** The current configuration. Treat it as read-only: changes go through the methods. */
@@ -81,14 +85,18 @@ export class ConfigService {
 
   /**
    * Runs `change` on the current configuration, one change at a time; writes its result durably,
-   * then applies it. `change` must not mutate its argument; it may throw to refuse.
+   * then applies it. `change` must not mutate its argument; it may throw to refuse. A change that
+   * leaves the settings alone writes them as config.json has them, so the flags of this start
+   * reach the file only through saveSettings.
    */
   update<T>(change: (config: ConfigFile) => { config: ConfigFile; result: T }): Promise<T> {
     const run = this.queue.then(async () => {
       const previous = this.config;
       const { config, result } = change(previous);
       if (config !== previous) {
-        await this.store.writeConfig(config);
+        const settings = config.settings === previous.settings ? this.writtenSettings : config.settings;
+        await this.store.writeConfig({ ...config, settings });
+        this.writtenSettings = settings;
         this.config = config;
         for (const listener of this.listeners) listener(previous, config);
       }

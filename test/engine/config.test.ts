@@ -90,6 +90,15 @@ config('flags given at start apply to that start without being written', async (
   const { settings } = await context.factory.api.snapshot();
   assert.equal(settings.webhookServer, { enabled: true, host: '127.0.0.1', port: 9999 });
   assert.equal(readConfigFile(context.dir).settings.webhookServer.port, 7717);
+  // Other changes write the configuration without the flags; saving the settings keeps what the user saw.
+  const folder = join(context.dir, 'flagged');
+  mkdirSync(folder);
+  await context.factory.api.saveProject({ name: 'Flagged', path: folder, worktrees: false });
+  assert.equal(readConfigFile(context.dir).settings.webhookServer, { enabled: false, host: '127.0.0.1', port: 7717 });
+  assert.ok(readConfigFile(context.dir).projects.some((project) => project.name === 'Flagged'));
+  assert.is((await context.factory.api.snapshot()).settings.webhookServer.port, 9999, 'the flag still applies to this start');
+  await context.factory.api.saveSettings({ maxParallelRuns: 3 });
+  assert.equal(readConfigFile(context.dir).settings.webhookServer, { enabled: true, host: '127.0.0.1', port: 9999 });
 });
 
 config('projects: an empty id creates, an id updates, a missing folder or unknown id is refused', async ({ factory, dir }) => {
