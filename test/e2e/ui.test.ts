@@ -179,6 +179,24 @@ ui('every screen renders (screenshots in light and dark)', async () => {
   assert.equal(broken, [], `screens that did not render:\n${broken.join('\n')}`);
 });
 
+ui('Settings keeps the worktrees of finished runs for as many days as asked, and refuses a negative count at its field', async () => {
+  const { page } = need();
+  await show(page, '#/settings');
+  const label = 'Keep worktrees of finished runs (days)';
+  expectedFailedRequests.push('/api/call/saveSettings');
+  const shownError = `[...document.querySelectorAll('form.settings-form label.form-field')].find((field) => field.firstElementChild.textContent === ${JSON.stringify(label)})?.querySelector('.field-error:not([hidden])')?.textContent ?? ''`;
+  await fillField(page, 'form.settings-form', label, '-1');
+  await clickButton(page, 'form.settings-form', 'Save settings');
+  await page.waitFor(`(${shownError}).includes('retention')`, 5000, 'the retention error at its field');
+  assert.is((await call('snapshot')).settings.worktreeRetentionDays, 7, 'nothing saved');
+  await fillField(page, 'form.settings-form', label, '3');
+  await clickButton(page, 'form.settings-form', 'Save settings');
+  await page.waitFor(`[...document.querySelectorAll('.toast')].some((toast) => toast.textContent.includes('Settings saved'))`, 5000, 'the settings saved');
+  assert.is(await page.evaluate<string>(shownError), '', 'the error is gone');
+  assert.is((await call('snapshot')).settings.worktreeRetentionDays, 3);
+  await call('saveSettings', { worktreeRetentionDays: 7 });
+});
+
 ui('a trigger shows its URL and a ledger of what each delivery decided', async () => {
   const { page } = need();
   const pipeline = (await call('snapshot')).pipelines.find((candidate: { name: string }) => candidate.name === 'Demo');

@@ -36,6 +36,8 @@ export const settingsScreen: ScreenFactory = (context) => {
   // Runs and appearance
   const maxParallel = h('input', { type: 'number', min: 1, max: 64, step: 1, inputmode: 'numeric', class: 'narrow' });
   maxParallel.value = String(settings.maxParallelRuns);
+  const retention = h('input', { type: 'number', min: 0, max: 3650, step: 1, inputmode: 'numeric', class: 'narrow' });
+  retention.value = String(settings.worktreeRetentionDays);
   const defaultHarness = h('select');
   const theme = h('select', {},
     option('system', 'Same as the system', settings.theme ?? 'system'),
@@ -73,6 +75,7 @@ export const settingsScreen: ScreenFactory = (context) => {
       h('h2', { id: 'settings-runs' }, 'Runs and appearance'),
       h('div', { class: 'form-grid' },
         fields.field('maxParallelRuns', 'Runs at the same time', maxParallel, 'From 1 to 64; more wait in the queue.'),
+        fields.field('worktreeRetentionDays', 'Keep worktrees of finished runs (days)', retention, 'Then the folder goes and its work stays on the run’s branch. 0: until the run is deleted.'),
         fields.field('defaultHarnessId', 'Default harness', defaultHarness, 'For agent steps that name none.'),
         fields.field('theme', 'Theme', theme))),
     fields.general,
@@ -108,6 +111,7 @@ export const settingsScreen: ScreenFactory = (context) => {
         allowedHosts: allowedHosts.value.split(/[\s,]+/).map((host) => host.trim()).filter(Boolean),
       },
       maxParallelRuns: Number(maxParallel.value),
+      worktreeRetentionDays: Number(retention.value),
       theme: theme.value as Settings['theme'],
     };
     if (defaultHarness.value) input.defaultHarnessId = defaultHarness.value;

@@ -160,7 +160,8 @@ export const triggersScreen: ScreenFactory = (context) => {
   return {
     element,
     update() {
-      if (selected && selected !== 'new' && !triggers().some((trigger) => trigger.id === selected)) open(triggers()[0]?.id);
+      // A trigger gone opens the first; the first trigger to appear (another device made it) opens too.
+      if (selected === undefined ? triggers().length > 0 : selected !== 'new' && !triggers().some((trigger) => trigger.id === selected)) open(triggers()[0]?.id);
       renderList();
       editor?.update();
     },
