@@ -237,7 +237,7 @@ runPage('live lines are lined up with a read: every line once, in order, for a s
   await show(page, `#/runs/${first.id}`);
   await page.click('[data-test="setup-log"]');
   await waitForRun(first.id, ['succeeded']);
-  await sleep(300);
+  await page.waitFor(`(${rowTexts}).filter((line) => /^s\\d+$/.test(line)).length >= 40`, 5000, 'the setup log\'s 40 lines');
   assert.equal((await page.evaluate<string[]>(rowTexts)).filter((line) => /^s\d+$/.test(line)), expect('s', 40), 'the setup lines once each, in order');
 
   // A step's log, opened while it is written: lines are numbered, none repeated or missing.
@@ -245,8 +245,13 @@ runPage('live lines are lined up with a read: every line once, in order, for a s
   await show(page, `#/runs/${second.id}`);
   await page.waitFor(`document.querySelector('.pane-title')?.textContent === 'Trickle'`, 10_000, 'the step selected as it starts');
   await waitForRun(second.id, ['succeeded']);
-  await sleep(300);
-  assert.equal((await page.evaluate<string[]>(rowTexts)).filter((line) => /^n\d+$/.test(line)), expect('n', 80), 'the step lines once each, in order');
+  // The last logs event follows the run's status by up to a pacing interval, and a frame.
+  const stepLines = async () => (await page.evaluate<string[]>(rowTexts)).filter((line) => /^n\d+$/.test(line));
+  await page.waitFor(`(${rowTexts}).filter((line) => /^n\\d+$/.test(line)).length >= 80`, 5000, 'the step\'s 80 lines').catch(async (error: Error) => {
+    const state = await page.evaluate(`({ follow: document.querySelector('[data-test="follow"]')?.checked, rows: document.querySelectorAll('[data-test="log"] .log-line').length, text: [...document.querySelectorAll('[data-test="log"] .log-line')].slice(-3).map((row) => row.textContent) })`);
+    throw new Error(`${error.message}: ${JSON.stringify(state)}`);
+  });
+  assert.equal(await stepLines(), expect('n', 80), 'the step lines once each, in order');
   const numbers = await page.evaluate<number[]>(`[...document.querySelectorAll('[data-test="log"] .log-line')].map((row) => Number(row.dataset.n))`);
   assert.ok(numbers.every((n, index) => n === index + 1), `the rows are numbered 1, 2, 3, …: ${numbers.join(',')}`);
 });

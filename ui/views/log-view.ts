@@ -431,7 +431,10 @@ export class LogView {
     const atEnd = scrollHeight - scrollTop - clientHeight <= bottomSlack;
     if (scrollTop < topSlack) void this.loadEarlier();
     if (atEnd && !this.atTail) void this.loadLater();
-    if (this.follow !== (atEnd && this.atTail)) this.setFollow(!this.follow, true);
+    // Leaving the end stops following; coming back to the tail follows again. A scroll while the
+    // window is not at the tail yet (its tail being read after a reset) leaves following alone.
+    if (this.follow && !atEnd) this.setFollow(false, true);
+    else if (!this.follow && atEnd && this.atTail) this.setFollow(true, true);
   }
 }
 
