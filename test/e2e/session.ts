@@ -180,11 +180,12 @@ export async function shoot(page: Page, name: string, schemes: ('light' | 'dark'
 export async function shootPhone(page: Page, name: string, scrollTo?: string): Promise<void> {
   await page.viewport('phone');
   await page.colorScheme('light');
-  await sleep(100);
+  await page.waitFor(`innerWidth === 390 && matchMedia('(prefers-color-scheme: light)').matches`, 5000, 'the phone viewport (390 px wide, light)');
   if (scrollTo) await page.evaluate(`document.querySelector(${JSON.stringify(scrollTo)})?.scrollIntoView({ block: 'start' })`);
   await settle(page);
   await page.screenshot(join(screenshots, `${name}-phone.png`));
   await page.viewport('desktop');
+  await page.waitFor('innerWidth === 1280', 5000, 'the desktop viewport (1280 px wide)');
   await settle(page);
 }
 

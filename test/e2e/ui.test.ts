@@ -13,7 +13,7 @@ import { FakeLinear, linearErrors } from '../fakes/linear';
 import { freePort, send } from '../helpers/net';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { clearToasts, clickButton, fillField, mainText, settle, shoot, shootPhone, show, sleep, suiteSession } from './session';
+import { clearToasts, clickButton, fillField, mainText, settle, shoot, shootPhone, show, suiteSession } from './session';
 
 const ui = suiteNeeding('ui (Chromium)', [chromium]);
 // Not signed in yet: the first test signs in with the link.
@@ -125,7 +125,7 @@ ui('the pipeline editor shows a field error for an emptied command', async () =>
 });
 
 ui('hostile titles and pipeline names are shown as text, never run', async () => {
-  const { page } = need();
+  const { page, origin } = need();
   const project = (await call('snapshot')).projects[0];
   const pipeline = await call('savePipeline', {
     projectId: project.id, name: 'Evil <b>bold</b> pipeline', variables: {},
@@ -133,6 +133,9 @@ ui('hostile titles and pipeline names are shown as text, never run', async () =>
   });
   const title = '<img src=x onerror="window.__xss=1">';
   const injected = `Array.from(document.querySelectorAll('#main img[src="x"], #main [onerror], #main b, #main i, #main script')).filter((el) => el.matches('img, [onerror], script') || ['bold', 'there'].includes(el.textContent)).length`;
+  // The page's Content-Security-Policy refuses inline scripts and handlers, so window.__xss can only
+  // be set without it: each refusal is a securitypolicyviolation event, noted from now on.
+  await page.evaluate(`(() => { window.__violations = []; document.addEventListener('securitypolicyviolation', (event) => window.__violations.push(\`\${event.effectiveDirective} \${event.blockedURI} at \${event.target.nodeName}\`), true); })()`);
   const run = await call('startRun', { pipelineId: pipeline.id, issue: { title } });
   await waitForRun(run.id, ['succeeded', 'failed']);
 
@@ -149,28 +152,66 @@ ui('hostile titles and pipeline names are shown as text, never run', async () =>
   await show(page, '#/inbox');
   await page.waitFor(`document.querySelector('#main').textContent.includes('<img src=x')`, 10_000, 'the hostile title as text in the inbox');
   assert.is(await page.evaluate(injected), 0, 'no element made from data in the inbox');
-  await sleep(200);
+  // A script made from data runs (or is refused) as it is inserted; an <img src=x onerror> only when
+  // its load of x has failed. A probe image, made now, whose load of x?xss-probe fails (404): once its
+  // error event came, the failed loads of images the screens made before it have had theirs.
+  expectedFailedRequests.push('/x?xss-probe');
+  await page.evaluate(`(() => { window.__probe = ''; const probe = new Image(); probe.addEventListener('error', () => { window.__probe = 'failed'; }); probe.src = 'x?xss-probe'; })()`);
+  await page.waitFor(`window.__probe === 'failed'`, 10_000, 'the probe image\'s failed load of x?xss-probe');
+  await settle(page); // a refusal's securitypolicyviolation event comes in a task of its own
+  assert.equal(await page.evaluate<string[]>('window.__violations'), [], 'no script or handler made from data was even tried (the CSP refused none)');
   assert.is(await page.evaluate('typeof window.__xss'), 'undefined', 'no injected script ran');
+  assert.equal(page.problems.requests.filter((url) => url === `${origin}/x`), [], 'no image of data loaded x');
 });
+
+/**
+ * Counts the app's calls (fetch of /api/call/…) not answered yet, in window.__callsPending: a call
+ * counts until its answer has been read to the end and a task has run after that, by when the
+ * screen that made it has shown the answer (its code runs in the microtasks of the read).
+ */
+const trackCalls = `(() => {
+  if (window.__callsPending !== undefined) return;
+  window.__callsPending = 0;
+  const fetchAsTheAppDoes = window.fetch;
+  window.fetch = function (input, init) {
+    const answer = fetchAsTheAppDoes.call(this, input, init);
+    if (!String(input?.url ?? input).includes('/api/call/')) return answer;
+    window.__callsPending += 1;
+    const answered = () => setTimeout(() => { window.__callsPending -= 1; });
+    answer.then((response) => response.clone().text()).then(answered, answered);
+    return answer;
+  };
+})()`;
 
 ui('every screen renders (screenshots in light and dark)', async () => {
   const { page } = need();
-  const screens: [string, string][] = [
-    ['runs', '#/runs'],
-    ['run', `#/runs/${made.demoRunId ?? 'missing'}`],
-    ['pipelines', '#/pipelines'],
-    ['editor', `#/pipelines/${made.demoPipelineId ?? 'missing'}`],
-    ['triggers', '#/triggers'],
-    ['harnesses', '#/harnesses'],
-    ['channels', '#/channels'],
-    ['inbox', '#/inbox'],
-    ['settings', '#/settings'],
-    ['projects', '#/projects'],
+  const heading = (text: string) => `document.querySelector('#main h1')?.textContent === ${JSON.stringify(text)}`;
+  const has = (selector: string) => `document.querySelector(${JSON.stringify(`#main ${selector}`)})`;
+  // What each screen shows once its data is in: the snapshot's (the sign-in waited for it), or what
+  // the screen reads itself (the run and its log, the editor's warnings, the projects' run branches).
+  const screens: [name: string, hash: string, ready: string][] = [
+    ['runs', '#/runs', `${heading('Runs')} && ${has('[data-test="run-row"]')}`],
+    ['run', `#/runs/${made.demoRunId ?? 'missing'}`, `${has('[data-test="run-status"]')} && ${has('[data-test="step"]')}`],
+    ['pipelines', '#/pipelines', `${heading('Pipelines')} && ${has('[data-test="pipeline-row"]')}`],
+    ['editor', `#/pipelines/${made.demoPipelineId ?? 'missing'}`, has('[data-test="step-command"]')],
+    ['triggers', '#/triggers', heading('Triggers')],
+    ['harnesses', '#/harnesses', `${heading('Harnesses')} && ${has('li.harness')}`],
+    ['channels', '#/channels', heading('Channels')],
+    ['inbox', '#/inbox', `${heading('Inbox')} && ${has('.inbox-item')}`],
+    ['settings', '#/settings', `${heading('Settings')} && ${has('form.settings-form')}`],
+    ['projects', '#/projects', `${heading('Projects')} && ${has('.project-row')}`],
   ];
+  // …and in every screen: the calls it made answered, and no "Loading…" (the run's title, its log) left.
+  const filledIn = `window.__callsPending === 0 && !/\\bloading\\b/i.test(document.querySelector('#main').innerText)`;
+  await page.evaluate(trackCalls);
   const broken: string[] = [];
-  for (const [name, hash] of screens) {
+  for (const [name, hash, ready] of screens) {
     await show(page, hash);
-    await sleep(150); // screens that read data (a run, its logs) fill in after a call
+    try {
+      await page.waitFor(`(${ready}) && ${filledIn}`, 10_000, `${name} with its data (${ready})`);
+    } catch (error) {
+      broken.push(`${hash}: ${(error as Error).message}; calls pending: ${await page.evaluate('window.__callsPending')}`);
+    }
     const text = await mainText(page);
     if (/Something went wrong|Not found|This screen is being built/.test(text)) broken.push(`${hash}: ${text.slice(0, 120)}`);
     await shoot(page, name);
@@ -333,11 +374,15 @@ async function shootTrigger(page: Page, kind: string): Promise<void> {
   await shootPhone(page, `${kind}-trigger-ledger`, '.trigger-live');
 }
 
-/** Waits (10 s at the most) until `done()`; fails with `failure()` after that. */
+/**
+ * Waits (10 s at the most) until `done()`, a fake's state: it changes as the fake answers Factory,
+ * which the page does not show, so it is looked at every 25 ms. Fails with `failure()` after that.
+ */
 async function waitUntil(done: () => boolean, failure: () => string): Promise<void> {
-  for (let waited = 0; !done(); waited += 100) {
-    if (waited > 10_000) assert.unreachable(failure());
-    await sleep(100);
+  const deadline = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > deadline) assert.unreachable(failure());
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 
@@ -534,19 +579,22 @@ ui('a 1,000,000-line log opens at its tail, pages back, searches on the server a
 
   // Live: the view follows the flood with a bounded DOM; a marker row stands for what it skipped.
   // A flood outruns the live events (256 KB each): one starts with a marker row for what it skipped,
-  // which may leave the bounded window within a frame (or never reach it): an observer notes it, for the log.
-  await page.evaluate(`new MutationObserver((changes) => { for (const change of changes) for (const row of change.addedNodes) if (row.classList?.contains('info') && /lines skipped/.test(row.textContent)) window.__liveMarker ||= row.textContent; }).observe(document.querySelector('#main'), { childList: true, subtree: true })`);
+  // which may leave the bounded window within a frame (or never reach it): an observer notes it, for
+  // the log, and the most rows the log held after each change (what a look every so often could miss).
+  await page.evaluate(`(() => {
+    window.__liveRows = 0;
+    window.__liveObserver = new MutationObserver((changes) => {
+      for (const change of changes) for (const row of change.addedNodes) if (row.classList?.contains('info') && /lines skipped/.test(row.textContent)) window.__liveMarker ||= row.textContent;
+      window.__liveRows = Math.max(window.__liveRows, ${rows});
+    });
+    window.__liveObserver.observe(document.querySelector('#main'), { childList: true, subtree: true });
+  })()`);
   const started = Date.now();
   const run = await call('startRun', { pipelineId: pipeline.id, issue: { title: 'Count' } });
   await show(page, `#/runs/${run.id}`);
-  let liveRows = 0;
-  while ((await call('getRun', run.id)).status === 'running' || Date.now() - started < 1000) {
-    liveRows = Math.max(liveRows, await page.evaluate<number>(rows));
-    if (Date.now() - started > 60_000) throw new Error('seq 1 1000000 did not finish within 60 s');
-    await sleep(100);
-  }
+  await page.waitFor(`${JSON.stringify(['succeeded', 'failed', 'cancelled', 'rejected'])}.includes(document.querySelector('[data-test="run-status"]')?.title)`, 60_000, 'the run of seq 1 1000000 finished on its page');
   const ran = Date.now() - started;
-  const liveMarker = await page.evaluate<string>('window.__liveMarker ?? ""');
+  const [liveRows, liveMarker] = await page.evaluate<[number, string]>('window.__liveObserver.disconnect(), [window.__liveRows, window.__liveMarker ?? ""]');
   assert.is((await call('getRun', run.id)).status, 'succeeded');
   // The tail is read again after a marker: the live rows end up in order, without repeats.
   const inOrder = `(() => { const numbers = [...document.querySelectorAll('[data-test="log"] .log-line')].map((row) => row.textContent).filter((text) => /^\\d+$/.test(text)).map(Number); return numbers.at(-1) === 1000000 && numbers.every((value, index) => index === 0 || value === numbers[index - 1] + 1); })()`;
