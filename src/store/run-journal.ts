@@ -34,7 +34,26 @@ export interface RunJournalOptions {
   rotateLines?: number;
   quietBeforeWritingMs?: number;
   maxUnwrittenRuns?: number;
+  /** The clock that times the pause `due` waits for; tests drive one by hand. Default: performance.now() and setTimeout. */
+  clock?: JournalClock;
 }
+
+/** What the journal reads the time from, and sets its timer with. */
+export interface JournalClock {
+  /** Milliseconds from any fixed point. */
+  now(): number;
+  /** Calls `wake` once `ms` milliseconds have passed (never before returning); returns what cancels that. */
+  after(ms: number, wake: () => void): () => void;
+}
+
+/** performance.now() and setTimeout. */
+const realClock: JournalClock = {
+  now: () => performance.now(),
+  after(ms, wake) {
+    const timer = setTimeout(wake, ms);
+    return () => clearTimeout(timer);
+  },
+};
 
 /** What the journals on disk hold, read at start. */
 export interface JournalContents {
@@ -67,6 +86,7 @@ export class RunJournal {
   readonly #rotateLines: number;
   readonly #quietBeforeWritingMs: number;
   readonly #maxUnwrittenRuns: number;
+  readonly #clock: JournalClock;
 
   /** The journal new records go to, and its line count. */
   #number = 1;
@@ -87,7 +107,7 @@ export class RunJournal {
 
   /** Set by `close`: `due` ends after the run it handed out. */
   #closed = false;
-  /** When the latest run was added (performance.now()): `due` waits for a pause. */
+  /** When the latest run was added (by `#clock`): `due` waits for a pause. */
   #lastAdded = -Infinity;
   /** Callers of `flush` waiting: `due` does not wait for a pause meanwhile. */
   #hurry = 0;
@@ -102,6 +122,7 @@ export class RunJournal {
     this.#rotateLines = options.rotateLines ?? rotateLines;
     this.#quietBeforeWritingMs = options.quietBeforeWritingMs ?? quietBeforeWritingMs;
     this.#maxUnwrittenRuns = options.maxUnwrittenRuns ?? maxUnwrittenRuns;
+    this.#clock = options.clock ?? realClock;
   }
 
   /**
@@ -114,7 +135,7 @@ export class RunJournal {
     // Listed before the write finishes, so the journal cannot be retired under it.
     this.#unwritten.set(run.id, { run, journal, journaled });
     if (this.#lines >= this.#rotateLines) this.#rotate();
-    this.#lastAdded = performance.now();
+    this.#lastAdded = this.#clock.now();
     if (this.#idle || this.#unwritten.size >= this.#maxUnwrittenRuns) this.#wake?.();
     return journaled;
   }
@@ -165,7 +186,7 @@ export class RunJournal {
         this.#idle = false;
         continue;
       }
-      const busyFor = this.#quietBeforeWritingMs - (performance.now() - this.#lastAdded);
+      const busyFor = this.#quietBeforeWritingMs - (this.#clock.now() - this.#lastAdded);
       if (busyFor > 0 && this.#hurry === 0 && this.#unwritten.size < this.#maxUnwrittenRuns) {
         await this.#pause(busyFor);
         continue;
@@ -257,15 +278,15 @@ export class RunJournal {
     }
   }
 
-  /** Waits `ms` (no `ms`: no timer), or less when `#wake` is called. */
+  /** Waits `ms` by `#clock` (no `ms`: no timer), or less when `#wake` is called. */
   #pause(ms?: number): Promise<void> {
     return new Promise<void>((resolvePromise) => {
       const wake = () => {
-        clearTimeout(timer);
+        cancel?.();
         this.#wake = undefined;
         resolvePromise();
       };
-      const timer = ms === undefined ? undefined : setTimeout(wake, ms);
+      const cancel = ms === undefined ? undefined : this.#clock.after(ms, wake);
       this.#wake = wake;
     });
   }

@@ -8,6 +8,7 @@ import { newRunId } from '../../src/core/ids';
 import type { AtomicFileSystem } from '../../src/store/atomic';
 import { CorruptFileError } from '../../src/store/json-file';
 import { JsonlAppender } from '../../src/store/jsonl';
+import type { JournalClock } from '../../src/store/run-journal';
 import { RunStore, type RunStoreOptions } from '../../src/store/run-store';
 import { FileWriter } from '../../src/store/writer';
 import { rejects } from '../helpers/assert';
@@ -63,6 +64,46 @@ function gate(): { wait: Promise<void>; open(): void } {
   let open = () => {};
   const wait = new Promise<void>((resolve) => (open = resolve));
   return { wait, open };
+}
+
+/**
+ * Resolves once this process has nothing left to do but wait for the test: no file system request
+ * and no immediate pending (process.getActiveResourcesInfo), two event loop turns in a row (so the
+ * promise chains of the first have run). Timers do not count: the journal's clock is the test's.
+ * A test asserts that something has NOT happened after this, instead of after a sleep.
+ */
+async function settled(): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (let quietTurns = 0; quietTurns < 2; ) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const busy = process.getActiveResourcesInfo().filter((name) => /Req|Immediate/.test(name));
+    quietTurns = busy.length === 0 ? quietTurns + 1 : 0;
+    if (Date.now() > deadline) throw new Error(`The process stayed busy for 10 s: ${busy.join(', ')}`);
+  }
+}
+
+/** A clock for the journal that moves only when the test calls `advance`. */
+function manualClock(): JournalClock & { advance(ms: number): void } {
+  let time = 0;
+  const timers = new Set<{ at: number; wake: () => void }>();
+  return {
+    now: () => time,
+    after(ms, wake) {
+      const timer = { at: time + ms, wake };
+      timers.add(timer);
+      return () => {
+        timers.delete(timer);
+      };
+    },
+    advance(ms) {
+      time += ms;
+      for (const timer of [...timers]) {
+        if (timer.at > time) continue;
+        timers.delete(timer);
+        timer.wake();
+      }
+    },
+  };
 }
 
 /** Every line of one attempt's log. */
@@ -240,27 +281,20 @@ runStore('saves and appends that arrive after delete do not bring the folder bac
 });
 
 runStore('delete waits for a save that is still being written', async () => {
-  const renameGate = gate();
-  let renameStarted = false;
-  const slowFs: AtomicFileSystem = {
-    open: (path, flags, mode) => fs.open(path, flags, mode),
-    unlink: (path) => fs.unlink(path),
-    stat: (path) => fs.stat(path),
-    async rename(oldPath, newPath) {
-      renameStarted = true;
-      await renameGate.wait;
-      await fs.rename(oldPath, newPath);
-    },
-  };
-  const store = makeStore({ writer: new FileWriter({ fs: slowFs }) });
+  const files = holdingFs();
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }) });
   const id = newRunId();
+  const renameWaits = files.hold();
   const saving = store.save(makeRun(id));
-  while (!renameStarted) await new Promise((resolve) => setTimeout(resolve, 1));
+  await renameWaits;
   let deleted = false;
   const deleting = store.delete(id).then(() => (deleted = true));
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await settled();
+  const journal = await fs.readFile(join(dataDir, 'runs', 'journal-1.jsonl'), 'utf8');
+  assert.ok(journal.includes(`"deleted":"${id}"`), 'delete got as far as recording the deletion');
   assert.not.ok(deleted, 'delete waits while the save is under way');
-  renameGate.open();
+  assert.ok(await exists(runFolder(id)), 'the folder is still there');
+  files.release();
   await Promise.all([saving, deleting]);
   assert.not.ok(await exists(runFolder(id)));
 });
@@ -362,11 +396,12 @@ runStore('read waits for the saves under way, so it never returns an older state
   const store = makeStore({ writer: new FileWriter({ fs: files.fs }) });
   const id = newRunId();
   await store.save(makeRun(id, { status: 'running' }));
-  files.hold();
+  const renameWaits = files.hold();
   const saving = store.save(makeRun(id, { status: 'failed' }));
+  await renameWaits;
   let read: Run | undefined;
   const reading = store.read(id).then((run) => (read = run));
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await settled();
   assert.is(read, undefined, 'read is still waiting for the save');
   files.release();
   await Promise.all([saving, reading]);
@@ -409,10 +444,12 @@ runStore('a run folder without its run.json is no problem when the journal holds
   await fs.rm(join(dataDir, 'runs', run.id, 'run.json'));
   const stray = newRunId();
   await fs.mkdir(join(dataDir, 'runs', stray));
-  const { runs, problems } = await makeStore().loadAll();
+  const reopened = makeStore();
+  const { runs, problems } = await reopened.loadAll();
   assert.equal(runs.map((candidate) => candidate.id), [run.id]);
   assert.is(problems.length, 1);
   assert.match(problems[0]!, new RegExp(`${stray}.*has no run\\.json`));
+  await reopened.flush(); // it writes the run.json again: not while the folder is being removed
 });
 
 runStore('a deleted run does not come back from the journal, even if its folder survived a crash', async () => {
@@ -440,9 +477,13 @@ runStore('many runs created at once share journal writes (group commit) and all 
   assert.equal(loaded.map((run) => run.id), runs.map((run) => run.id).sort());
 });
 
-/** A file system for FileWriter whose renames (the step that makes a run.json appear) wait for `held` while it is set. */
-function holdingFs(): { fs: AtomicFileSystem; hold(): void; release(): void; inFlight: () => number; maxInFlight: () => number } {
+/**
+ * A file system for FileWriter whose renames (the step that makes a run.json appear) wait from
+ * `hold` to `release`; `hold` resolves once a rename waits.
+ */
+function holdingFs(): { fs: AtomicFileSystem; hold(): Promise<void>; release(): void; inFlight: () => number; maxInFlight: () => number } {
   let held: { wait: Promise<void>; open(): void } | undefined;
+  let renameWaits: { wait: Promise<void>; open(): void } | undefined;
   let inFlight = 0;
   let maxInFlight = 0;
   return {
@@ -454,12 +495,19 @@ function holdingFs(): { fs: AtomicFileSystem; hold(): void; release(): void; inF
       unlink: (path) => fs.unlink(path),
       stat: (path) => fs.stat(path),
       async rename(oldPath, newPath) {
-        await held?.wait;
+        if (held) {
+          renameWaits?.open();
+          await held.wait;
+        }
         await fs.rename(oldPath, newPath);
         inFlight -= 1;
       },
     },
-    hold: () => (held = gate()),
+    hold: () => {
+      held = gate();
+      renameWaits = gate();
+      return renameWaits.wait;
+    },
     release: () => {
       held?.open();
       held = undefined;
@@ -480,10 +528,12 @@ runStore('create resolves once the journal holds the run, before its run.json; a
   const run = makeRun();
   await withTimeout(store.create(run), 'create while run.json writes are held', 2000);
   assert.not.ok(await exists(join(runFolder(run.id), 'run.json')), 'run.json is still being written');
-  const { runs } = await makeStore().loadAll(); // what a start after a crash right now would see
+  const reopened = makeStore();
+  const { runs } = await reopened.loadAll(); // what a start after a crash right now would see
   assert.equal(runs, [run]);
   files.release();
   await store.flush();
+  await reopened.flush(); // it writes the run.json too: not while the folder is being removed
 });
 
 runStore('new runs get their run.json from one writer at a time, oldest first', async () => {
@@ -503,36 +553,44 @@ async function runFilesWritten(): Promise<number> {
 }
 
 runStore('run.json files wait while new runs keep coming, and are written once they pause', async () => {
-  const store = makeStore({ quietBeforeWritingMs: 1000 });
+  const clock = manualClock();
+  const store = makeStore({ quietBeforeWritingMs: 1000, clock });
   const runs: Run[] = [];
   for (let index = 0; index < 8; index++) {
     runs.push(makeRun());
     await store.create(runs.at(-1)!);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await settled();
+    clock.advance(999); // the next run comes just before the pause is long enough
   }
-  assert.is(await runFilesWritten(), 0, 'nothing is written during the burst');
+  await settled();
+  assert.is(await runFilesWritten(), 0, 'nothing is written during the burst (8 s long, no pause of 1 s)');
+  clock.advance(1);
   await waitFor(async () => (await runFilesWritten()) === runs.length, 5000, 'the run.json files after the pause');
   for (const run of runs) assert.equal(await store.read(run.id), run);
 });
 
 runStore('a large backlog is written even while new runs keep coming', async () => {
-  const store = makeStore({ quietBeforeWritingMs: 60_000, maxUnwrittenRuns: 3 });
+  const clock = manualClock();
+  const store = makeStore({ quietBeforeWritingMs: 60_000, maxUnwrittenRuns: 3, clock });
   for (let index = 0; index < 12; index++) {
     await store.create(makeRun());
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    clock.advance(10);
+    await settled();
   }
-  await waitFor(async () => (await runFilesWritten()) >= 9, 5000, 'all but the last few run.json files');
+  // The clock never reached a pause of 60 s: only the runs beyond the limit of 3 were written.
+  assert.is(await runFilesWritten(), 10, 'all but the last two run.json files');
   await store.flush();
   assert.is(await runFilesWritten(), 12, 'flush does not wait for a pause');
 });
 
 runStore('a full journal is removed only once every run it holds has its run.json', async () => {
   const files = holdingFs();
-  files.hold();
-  const store = makeStore({ writer: new FileWriter({ fs: files.fs }), rotateLines: 3 });
+  const renameWaits = files.hold();
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }), rotateLines: 3, quietBeforeWritingMs: 0 });
   const runs = Array.from({ length: 4 }, () => makeRun());
   for (const run of runs) await store.create(run);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await renameWaits; // the writer holds the first run's run.json
+  await settled();
   assert.equal(await journals(), ['journal-1.jsonl', 'journal-2.jsonl'], 'the full journal stays while run.json files are held');
   files.release();
   await store.flush();
@@ -546,21 +604,17 @@ runStore('a full journal is removed only once every run it holds has its run.jso
 });
 
 runStore('close does not wait for the run.json files still to be written; the next start has every run and writes them', async () => {
-  const slowFs: AtomicFileSystem = {
-    open: (path, flags, mode) => fs.open(path, flags, mode),
-    unlink: (path) => fs.unlink(path),
-    stat: (path) => fs.stat(path),
-    async rename(oldPath, newPath) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      await fs.rename(oldPath, newPath);
-    },
-  };
-  const store = makeStore({ writer: new FileWriter({ fs: slowFs }) });
+  const files = holdingFs();
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }), quietBeforeWritingMs: 0 });
   const runs = Array.from({ length: 20 }, () => makeRun());
+  const renameWaits = files.hold();
   await Promise.all(runs.map((run) => store.create(run)));
-  await store.close();
+  await renameWaits; // the writer is at the first run's run.json
+  const closing = store.close();
+  files.release();
+  await closing;
   const written = (await fs.readdir(join(dataDir, 'runs'))).filter((name) => name.startsWith('run_'));
-  assert.ok(written.length < runs.length, `only the write under way finished (${written.length} of ${runs.length})`);
+  assert.is(written.length, 1, `only the write under way finished (${written.length} of ${runs.length})`);
   const reopened = makeStore();
   const { runs: loaded } = await reopened.loadAll();
   assert.equal(loaded, runs.sort((left, right) => (left.id < right.id ? -1 : 1)));
