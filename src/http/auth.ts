@@ -20,7 +20,8 @@ export interface RemoteStatePort {
 }
 
 export const sessionCookieName = 'factory_session';
-const maxSessions = 200;
+/** Sessions kept at most: a new one beyond this ends the oldest. */
+export const maxSessions = 200;
 /** How long a one-time sign-in link (`createInvite`) works. */
 export const inviteLifetimeMs = 10 * 60_000;
 /** Live invites kept at most: the oldest goes first. */
@@ -126,7 +127,7 @@ export class RemoteAuth {
     const authorization = request.headers.authorization;
     if (authorization !== undefined) {
       const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
-      if (match && secretsEqual(match[1]!, this.state.token)) return { ok: true, by: 'bearer' };
+      if (match && this.isAccessToken(match[1]!)) return { ok: true, by: 'bearer' };
       return { ok: false, reason: 'bad token' };
     }
     const cookie = readCookie(request.headers.cookie, sessionCookieName);
@@ -134,6 +135,11 @@ export class RemoteAuth {
     if (!this.hasSession(cookie)) return { ok: false, reason: 'unknown session' };
     if (!isSameOrigin(request)) return { ok: false, reason: 'foreign origin' };
     return { ok: true, by: 'cookie' };
+  }
+
+  /** The one place a presented access token is judged: `secretsEqual`, in constant time. */
+  private isAccessToken(presented: string): boolean {
+    return secretsEqual(presented, this.state.token);
   }
 
   private hasSession(sessionId: string): boolean {
@@ -163,7 +169,7 @@ export class RemoteAuth {
 
   /** Makes a session for the access token or a live invite; returns its id (the cookie value), or undefined. */
   async signIn(presentedToken: string): Promise<string | undefined> {
-    if (!secretsEqual(presentedToken, this.state.token) && !this.useInvite(presentedToken)) return undefined;
+    if (!this.isAccessToken(presentedToken) && !this.useInvite(presentedToken)) return undefined;
     const sessionId = randomBytes(32).toString('base64url');
     const sessions = [...this.state.sessions, { hash: sha256(sessionId).toString('hex'), createdAt: this.now() }].slice(-maxSessions);
     const next = { ...this.state, sessions };

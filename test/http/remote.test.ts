@@ -122,6 +122,9 @@ remote('the auth matrix', async ({ factory, base, token }) => {
   assert.is((await send(`${base}/`, { headers: { Host: 'evil.example.com' } })).status, 403, 'bad Host on static files too');
   await factory.api.saveSettings({ remoteAccess: { allowedHosts: ['factory.example.com'] } });
   assert.is((await call(base, 'snapshot', [], { ...bearer(token), Host: 'factory.example.com' })).status, 200, 'allowed host');
+  for (const Host of ['evilfactory.example.com', 'factory.example.com.evil.com', 'sub.factory.example.com']) {
+    assert.is((await call(base, 'snapshot', [], { ...bearer(token), Host })).status, 403, `${Host} is not factory.example.com`);
+  }
   await factory.remote.resetToken();
   assert.is((await call(base, 'snapshot', [], { Cookie: cookie, ...origin })).status, 401, 'cookie after reset');
   assert.is((await call(base, 'snapshot', [], bearer(token))).status, 401, 'old token after reset');
