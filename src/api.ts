@@ -88,6 +88,8 @@ export function createApi(services: Services): FactoryApi & Doors {
   const scheduleSnapshot = () => pacer.snapshotChanged(snapshot);
   const unsubscribeConfig = config.subscribe((_previous: ConfigFile, _next: ConfigFile) => scheduleSnapshot());
   const unsubscribeTriggers = triggers.subscribe(() => scheduleSnapshot());
+  // Read marks and clearing reach every client in the next snapshot (new items have their own event).
+  const unsubscribeInbox = inbox.subscribe(() => scheduleSnapshot());
 
   function desktopOnly<M extends keyof DesktopFunctions>(name: M): DesktopFunctions[M] {
     const implementation = services.desktop?.[name];
@@ -109,6 +111,7 @@ export function createApi(services: Services): FactoryApi & Doors {
     close() {
       unsubscribeConfig();
       unsubscribeTriggers();
+      unsubscribeInbox();
     },
 
     // Runs
@@ -119,7 +122,13 @@ export function createApi(services: Services): FactoryApi & Doors {
     cancelRun: (id) => runs.cancelRun(id),
     retryRun: (id, fromStepId) => runs.retryRun(id, fromStepId),
     deleteRun: (id) => runs.deleteRun(id),
-    approveStep: (runId, stepId, approved, comment, selected) => runs.approveStep(runId, stepId, approved, comment, selected),
+    async approveStep(runId, stepId, approved, comment, selected) {
+      // The approval items shown until now are decided with it: read for every client. Taken before
+      // deciding, so the item of a later approval of the same run stays unread.
+      const decided = inbox.unreadApprovals(runId);
+      await runs.approveStep(runId, stepId, approved, comment, selected);
+      await inbox.markRead(decided);
+    },
     readStepLog: (runId, stepId, attempt, page) => runs.readStepLog(runId, stepId, attempt, page),
     readRunLog: (runId, page) => runs.readRunLog(runId, page),
 

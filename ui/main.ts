@@ -95,7 +95,7 @@ function start(): void {
   function renderNavigation(): void {
     const snapshot = state.snapshot;
     const waiting = snapshot?.runs.filter((run) => run.status === 'waiting').length ?? 0;
-    const unread = snapshot?.inbox.filter((item) => isUnread(item, snapshot)).length ?? 0;
+    const unread = snapshot?.inbox.filter((item) => isUnread(item)).length ?? 0;
     const current = location.hash.split('?')[0]!.split('/').slice(0, 2).join('/') || '#/runs';
     topWaiting.hidden = waiting === 0;
     topWaiting.textContent = `${statusGlyphs.waiting} ${waiting}`;

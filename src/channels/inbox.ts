@@ -13,6 +13,9 @@ export const inboxLimit = 1000;
 export type NewInboxItem = Pick<InboxItem, 'kind' | 'title'> & Partial<Pick<InboxItem, 'body' | 'runId'>>;
 
 export class Inbox {
+  /** Told after items were marked read or removed (a new item goes to `onItem` instead). */
+  private readonly changeListeners = new Set<() => void>();
+
   private constructor(
     private readonly file: InboxFile,
     private items: InboxItem[],
@@ -25,9 +28,26 @@ export class Inbox {
     return new Inbox(file, items, onItem, now);
   }
 
-  /** The newest `limit` items, newest first. */
+  /** The newest `limit` items, newest first: copies, so a snapshot keeps what it said when it was made. */
   latest(limit = 100): InboxItem[] {
-    return this.items.slice(-limit).reverse();
+    return this.items.slice(-limit).reverse().map((item) => ({ ...item }));
+  }
+
+  /**
+   * Subscribes to read marks and clearing, so every client can be told (new items are announced
+   * through `onItem`); returns the unsubscribe function.
+   */
+  subscribe(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  /**
+   * The ids of a run's approval items (`run.waiting`) not read yet. Once the run no longer waits on
+   * them (decided, or ended) the engine marks these read, so the tray, the phone and the Inbox screen agree.
+   */
+  unreadApprovals(runId: unknown): string[] {
+    return this.items.filter((item) => item.kind === 'run.waiting' && item.runId === runId && !item.read).map((item) => item.id);
   }
 
   unreadCount(): number {
@@ -54,17 +74,29 @@ export class Inbox {
     const changed = this.items.filter((item) => !item.read && (!wanted || wanted.has(item.id)));
     if (changed.length === 0) return Promise.resolve();
     for (const item of changed) item.read = true;
+    this.changed();
     return this.file.markRead(wanted ? changed.map((item) => item.id) : 'all', this.now(), () => this.items);
   }
 
   /** Removes every item; the file is rewritten empty. */
   clear(): Promise<void> {
     this.items = [];
+    this.changed();
     return this.file.rewrite([]);
   }
 
   /** Waits for every queued write, then closes the file. */
   close(): Promise<void> {
     return this.file.close();
+  }
+
+  private changed(): void {
+    for (const listener of this.changeListeners) {
+      try {
+        listener();
+      } catch (error) {
+        console.error('An inbox subscriber failed:', error);
+      }
+    }
   }
 }

@@ -10,7 +10,7 @@ import { noticeForRun, noticeForTriggerError } from './message';
 
 export class Notices {
   constructor(
-    private readonly inbox: Pick<Inbox, 'add'>,
+    private readonly inbox: Pick<Inbox, 'add' | 'markRead' | 'unreadApprovals'>,
     private readonly channels: Pick<ChannelService, 'wants' | 'notify'>,
     /** A link to a run in the remote UI, when remote access runs. */
     private readonly runUrl: (runId: string) => string | undefined,
@@ -21,6 +21,8 @@ export class Notices {
     const { run } = event;
     if (event.type === 'step-waiting') return this.runNotice(run, 'run.waiting', `Approval needed: ${event.step.name}`, event.step.message);
     if (event.type !== 'finished') return;
+    // A run that ended waits on nothing: its approval items are read (a decision marked them already).
+    this.inbox.markRead(this.inbox.unreadApprovals(run.id)).catch((error) => console.error(`Inbox: ${errorMessage(error)}`));
     if (run.status === 'succeeded') this.runNotice(run, 'run.succeeded', `Succeeded: ${describe(run)}`);
     else if (run.status === 'failed' && run.error !== 'interrupted') this.runNotice(run, 'run.failed', `Failed: ${describe(run)}`, run.error);
     else if (run.status === 'rejected') this.runNotice(run, 'run.failed', `Rejected: ${describe(run)}`, run.error);

@@ -1,6 +1,6 @@
 // The Inbox screen: what needs attention (finished or waiting runs, trigger and channel errors,
 // stalled agents), newest first, each led by the issue it is about, filtered by kind. An approval
-// that was decided says how and no longer counts as unread. Opening an item marks it read; Mark all
+// that was decided says how; the engine marks it read then, so every client counts it the same. Opening an item marks it read; Mark all
 // read is held back while its Undo toast shows (there is no "mark unread"); Clear asks first.
 //
 // View: the toolbar and one list with one delegated click listener; `update()` re-renders the list.
@@ -45,9 +45,9 @@ export function decision(item: InboxItem, snapshot: Snapshot | undefined): { tex
   return { text: `Approved${labels.length ? `: ${labels.join(', ')}` : ''}`, approved: true };
 }
 
-/** Counts as unread: not marked read (nor being marked), and not an approval already decided. */
-export function isUnread(item: InboxItem, snapshot: Snapshot | undefined): boolean {
-  return !item.read && !pendingRead.has(item.id) && !decision(item, snapshot);
+/** Counts as unread: not marked read (nor being marked). A decided approval is marked read by the engine. */
+export function isUnread(item: InboxItem): boolean {
+  return !item.read && !pendingRead.has(item.id);
 }
 
 /** The first lines of a body, for the list. */
@@ -127,7 +127,7 @@ export const inboxScreen: ScreenFactory = (context) => {
   function render(): void {
     const snapshot = context.state.snapshot;
     const all = items();
-    const unread = all.filter((item) => !item.read && !pendingRead.has(item.id)).length;
+    const unread = all.filter((item) => isUnread(item)).length;
     markAll.disabled = unread === 0;
     clear.disabled = all.length === 0;
     const inFilter = (name: string) => {
@@ -154,7 +154,7 @@ export const inboxScreen: ScreenFactory = (context) => {
         ? h('a', { href: `#/runs/${encodeURIComponent(item.runId)}`, class: 'inbox-title' }, text)
         : h('button', { type: 'button', class: 'inbox-title link-button', ...(item.read ? { 'aria-disabled': 'true' } : {}) }, text);
       const decided = decision(item, snapshot);
-      const unreadNow = isUnread(item, snapshot);
+      const unreadNow = isUnread(item);
       const body = lead ? item.body?.split('\n').slice(1).join('\n') : item.body;
       return h('li', { class: unreadNow ? 'inbox-item unread' : 'inbox-item', 'data-id': item.id, 'data-unread': String(unreadNow), 'data-kind': item.kind },
         h('span', { class: `inbox-glyph ${kind.className}`, title: kind.label, 'aria-label': kind.label, role: 'img' }, kind.glyph),
