@@ -68,6 +68,21 @@ log('search finds the last matches before a line, in any letter case, and counts
   assert.equal(before.lines.map((line) => line.n), [1000, 2000, 3000]);
 });
 
+log('search text is found literally: regular-expression characters match themselves, never as a pattern', async ({ path }) => {
+  const lines = ['call foo(1)', 'foo bar', 'pattern (a+)+$ in a line', 'a'.repeat(28) + '!', 'a.c', 'abc', '[x] done', 'x', 'C:\\temp\\*.log', 'end'];
+  await write(path, (writer) => {
+    for (const line of lines) writer.line(line, 'out');
+  });
+  const found = async (search: string) => (await readPage(path, { ...all, search }))!.lines.map((line) => [line.n, line.line]);
+  assert.equal(await found('foo('), [[1, 'call foo(1)']], 'an unclosed group');
+  assert.equal(await found('(a+)+$'), [[3, 'pattern (a+)+$ in a line']], 'a pattern that backtracks without end, as text');
+  assert.equal(await found('a.c'), [[5, 'a.c']], 'a dot is a dot');
+  assert.equal(await found('[x]'), [[7, '[x] done']], 'brackets are brackets');
+  assert.equal(await found('\\*.LOG'), [[9, 'C:\\temp\\*.log']], 'a backslash and a star, in any letter case');
+  assert.equal(await found('^end'), [], 'an anchor is text');
+  assert.equal(await found('|'), [], 'an alternation is text');
+});
+
 log('a line without an end is cut after 64 KiB; a long line is shown cut with a note; control characters are not shown', async ({ path }) => {
   await write(path, (writer) => {
     for (let piece = 0; piece < 4; piece++) writer.output(Buffer.alloc(50 * 1024, 'a'), 'out');
