@@ -12,15 +12,24 @@ export interface ValidationIssue {
   message: string;
 }
 
+export interface ValidationErrorOptions {
+  /**
+   * The issues' messages already name their field in words ("Step 2: the id …"): the message
+   * leaves the field paths out, and only `issues` keeps them. Otherwise each line is
+   * `field: message`, which the forms read to put a problem at its field.
+   */
+  fieldsInWords?: boolean;
+}
+
 /** Input that does not fit: the message lists every issue, one per line. */
 export class ValidationError extends FactoryError {
   override name = 'ValidationError';
   readonly issues: ValidationIssue[];
   /** The problems without the prefix (what a test of unsaved input reports). */
   readonly details: string;
-  constructor(issues: ValidationIssue[] | string, prefix?: string) {
+  constructor(issues: ValidationIssue[] | string, prefix?: string, options: ValidationErrorOptions = {}) {
     const list = typeof issues === 'string' ? [{ field: '', message: issues }] : issues;
-    const lines = list.map((issue) => (issue.field ? `${issue.field}: ${issue.message}` : issue.message));
+    const lines = list.map((issue) => (issue.field && !options.fieldsInWords ? `${issue.field}: ${issue.message}` : issue.message));
     super(prefix ? [prefix, ...lines].join('\n') : lines.join('\n'));
     this.issues = list;
     this.details = lines.join('\n');

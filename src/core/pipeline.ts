@@ -404,14 +404,14 @@ function readPipeline(input: unknown, context: PipelineContext, now: number): { 
  * input's `createdAt` when it is a valid time (the caller should put back the stored one);
  * `updatedAt` is always `now`. Approval steps lose `retries`, `timeoutSec` and `continueOnError`.
  * Throws ValidationError listing every issue, with fields such as `steps.deploy.command` or
- * `steps.#2.id` (1-based, for a step without a usable id) and messages that name the field in
- * words (`inWords`). Text holding NUL is refused (no
+ * `steps.#2.id` (1-based, for a step without a usable id) in `issues`, and messages that name the
+ * field in words (`inWords`): the error's message has no field paths. Text holding NUL is refused (no
  * process can be given it), and so is a shell command with a placeholder where the shell runs
  * text as code (`shellCommandProblems`).
  */
 export function validatePipeline(input: unknown, context: PipelineContext, now: number): Pipeline {
   const { pipeline, issues } = readPipeline(input, context, now);
-  if (!pipeline) throw new ValidationError(issues);
+  if (!pipeline) throw new ValidationError(issues, undefined, { fieldsInWords: true });
   return pipeline;
 }
 
@@ -476,6 +476,6 @@ export function pipelineWarnings(pipeline: Pick<Pipeline, 'steps' | 'variables'>
 export function validatePipelineBody(data: Record<string, unknown>): PipelineBody {
   const issues: Issues = [];
   const body = readPipelineBody(data, undefined, issues);
-  if (issues.length > 0) throw new ValidationError(inWords(issues, writtenStepIds(data)));
+  if (issues.length > 0) throw new ValidationError(inWords(issues, writtenStepIds(data)), undefined, { fieldsInWords: true });
   return body;
 }

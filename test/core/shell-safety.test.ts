@@ -117,7 +117,7 @@ refuse('saving refuses a placeholder in each of them, naming the step, the place
     }
     return undefined;
   })();
-  assert.match(error!.message, 'steps.build.command: Step 1: the command has `{{issue.title}}`, which stands inside $(( )), where the shell runs text as code: move it out (compare in a [ ] test instead');
+  assert.match(error!.message, 'Step 1: the command has `{{issue.title}}`, which stands inside $(( )), where the shell runs text as code: move it out (compare in a [ ] test instead');
 });
 
 refuse('an import and a template are refused the same way', () => {
@@ -127,7 +127,7 @@ refuse('an import and a template are refused the same way', () => {
     assert.unreachable('the import was accepted');
   } catch (error) {
     assert.instance(error, ValidationError);
-    assert.match((error as Error).message, 'steps.count.command: Step 1: the command has `{{vars.n}}`, which stands inside $(( ))');
+    assert.match((error as Error).message, 'Step 1: the command has `{{vars.n}}`, which stands inside $(( ))');
   }
 });
 

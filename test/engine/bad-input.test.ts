@@ -15,8 +15,8 @@ bad.after.each(async (context) => {
 });
 
 bad('savePipeline and saveProject refuse NUL, naming the field', async ({ factory }) => {
-  await rejects(factory.pipeline([shell('build', 'make\0')]), /steps\.build\.command: .*NUL/);
-  await rejects(factory.pipeline([shell('build', 'make')], { name: 'Ship\0' }), /name: .*NUL/);
+  await rejects(factory.pipeline([shell('build', 'make\0')]), /^Step 1: the command .*NUL/m);
+  await rejects(factory.pipeline([shell('build', 'make')], { name: 'Ship\0' }), /^The name .*NUL/m);
   const project = (await factory.api.snapshot()).projects[0]!;
   await rejects(factory.api.saveProject({ ...project, name: 'Demo\0' }), /name: .*NUL/);
   await rejects(factory.api.saveProject({ ...project, path: `${project.path}\0` }), /path: .*NUL/);

@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startFactory, type Factory } from '../../src/app';
 import type { Pipeline, Snapshot } from '../../src/core/api';
+import type { ValidationError } from '../../src/core/errors';
 import { ConfigService } from '../../src/engine/config';
 import { DataStore, type ConfigFile } from '../../src/store/data-store';
 import { rejects } from '../helpers/assert';
@@ -130,8 +131,9 @@ config('savePipeline refuses an invalid pipeline with a message naming the step 
   const demo = pipelines[0]!;
   const before = readFileSync(join(dir, 'config.json'), 'utf8');
   const broken = { ...demo, steps: demo.steps.map((step) => (step.kind === 'shell' ? { ...step, command: '' } : step)) };
-  const error = await rejects(factory.api.savePipeline(broken), new RegExp(`steps\\.${demo.steps[0]!.id}\\.command`));
+  const error = await rejects(factory.api.savePipeline(broken), /^Step 1: the command is empty/m);
   assert.is(error.name, 'ValidationError');
+  assert.equal((error as ValidationError).issues[0]!.field, `steps.${demo.steps[0]!.id}.command`, 'the field path beside the words');
   assert.is(readFileSync(join(dir, 'config.json'), 'utf8'), before);
   assert.equal((await factory.api.snapshot()).pipelines, pipelines);
 });
@@ -149,9 +151,9 @@ config('savePipeline answers the warnings with the pipeline and stores none; cod
 
   const before = readFileSync(join(dir, 'config.json'), 'utf8');
   await rejects(factory.api.savePipeline({ ...input, steps: [{ ...input.steps[0]!, command: 'echo $(( {{issue.title}} + 1 ))' }] }),
-    /steps\.build\.command: Step 1: the command has `\{\{issue\.title\}\}`, which stands inside \$\(\( \)\), where the shell runs text as code/);
+    /^Step 1: the command has `\{\{issue\.title\}\}`, which stands inside \$\(\( \)\), where the shell runs text as code/);
   const exported = JSON.stringify({ servicePipeline: 1, name: 'Imported', variables: {}, steps: [{ id: 'count', name: 'Count', kind: 'shell', command: 'a[{{vars.n}}]=1' }] });
-  await rejects(factory.api.importPipeline(exported), /steps\.count\.command: Step 1: the command has `\{\{vars\.n\}\}`, which stands inside an array subscript/);
+  await rejects(factory.api.importPipeline(exported), /^Step 1: the command has `\{\{vars\.n\}\}`, which stands inside an array subscript/);
 
   const check = await factory.api.checkPipeline({ ...input, name: '', steps: [
     { id: 'count', name: 'Count', kind: 'shell', command: 'let "{{vars.n}}"' },

@@ -91,6 +91,12 @@ remote('the error table: 200, 400, 401, 403, 404, 413 and 415', async ({ base, t
   assert.is((await call(base, 'getRun', ['a', 'b', 'c'], bearer(token))).status, 400);
 });
 
+remote('a refused pipeline is answered 400 with its problems in words, without field paths', async ({ factory, base, token }) => {
+  const bad = { projectId: factory.projectId, name: 'x', variables: {}, steps: [{ id: 'ok', name: 'Ok', kind: 'shell', command: 'true' }, { id: 'Bad Id!', name: 'B', kind: 'shell', command: 'true' }] };
+  const answer = await call(base, 'savePipeline', [bad], bearer(token));
+  assert.equal([answer.status, answer.json()], [400, { error: 'Step 2: the id `Bad Id!` may use only a–z, 0–9, - and _, starting with a letter (at most 40)' }]);
+});
+
 remote('pairing sets a locked-down session cookie and redirects home', async ({ base, token }) => {
   const answer = await send(`${base}/pair?t=${token}`);
   assert.is(answer.status, 303);
