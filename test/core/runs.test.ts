@@ -49,11 +49,10 @@ start('refuses NUL in every issue field and variable, naming the field', () => {
 });
 
 start('refuses an issue.raw nested deeper than a webhook body may be, without recursion', () => {
+  // A recursive reader overflows the stack at 1,000,000 levels (a RangeError, not this refusal).
   for (const depth of [101, 100_000, 1_000_000]) {
-    const started = Date.now();
     const error = refusal({ pipelineId, issue: { title: 'Deep', raw: nested(depth) } });
     assertIssue(error.issues, 'issue.raw', 'nested deeper than 100 levels');
-    assert.ok(Date.now() - started < 2000, `${depth}: ${Date.now() - started} ms`);
   }
   const list: unknown[] = [];
   let current = list;
