@@ -347,6 +347,12 @@ export interface TriggerState {
   rateLimitedUntil?: number;
   /** The latest 200 events, newest first. */
   ledger: LedgerEntry[];
+  /**
+   * Jira: the projects a webhook event's issue must be in, as the query plainly names them
+   * (`project = X`, `project in (A, B)` joined by AND); absent: webhook events are not checked
+   * against the query at all. The rest of the query is checked only by polls.
+   */
+  webhookProjects?: string[];
 }
 
 // ───────────────────────────── Harnesses ─────────────────────────────

@@ -4,6 +4,7 @@
 
 import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../core/api';
 import { FactoryError } from '../core/errors';
+import type { CommentDocument } from './comment-text';
 
 /**
  * One request to `/hooks/<trigger-id>`, as the webhook server hands it over: the raw body bytes
@@ -89,8 +90,13 @@ export interface TrackerProvider extends WebhookProvider {
   fullPollEveryMs?: number;
   /** Why a provider issue object is outside the trigger's filter; undefined when it matches. */
   filter(trigger: TriggerConfig, raw: Record<string, unknown>, connection: Connection): string | undefined;
-  /** Creates or edits the run's comment; finds it by `marker` (the run id) when `commentId` is unknown. Returns its id. */
-  upsertComment(target: WriteBackTarget, body: string, marker: string, commentId?: string): Promise<string>;
+  /**
+   * Creates or edits the run's comment, written in the tracker's own syntax (comment-text.ts). When
+   * `commentId` is unknown, the comment is found again among those of the connection's own account
+   * whose first line names the run (`isRunComment`); another author's comment is never adopted.
+   * Returns its id.
+   */
+  upsertComment(target: WriteBackTarget, comment: CommentDocument, commentId?: string): Promise<string>;
   /** Moves the issue to the state (or label) `name` the trigger's write-back names. */
   mark(target: WriteBackTarget, name: string, previous?: string): Promise<void>;
 }

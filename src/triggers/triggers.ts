@@ -6,6 +6,7 @@
 import type { ConnectionKind, Issue, TestResult, TriggerConfig, TriggerState } from '../core/api';
 import { ConflictError, FactoryError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newId, randomSecret } from '../core/ids';
+import { jqlProjects } from '../core/jql-projects';
 import { validateTrigger } from '../core/trigger-config';
 import type { ConfigService } from '../engine/config';
 import type { RunService } from '../engine/runs';
@@ -16,6 +17,7 @@ import { Poller } from './poller';
 import type { IncomingWebhook, TrackerProvider, WebhookProvider, WebhookVerdict } from './provider';
 import { genericWebhookProvider } from './providers/generic';
 import { TriggerStates } from './trigger-state';
+import { UnsignedReads, overBudget } from './unsigned-webhooks';
 import { WriteBack } from './write-back';
 
 export type { DeliveryAnswer } from './admission';
@@ -46,6 +48,7 @@ export class TriggerService {
   private readonly admission: Admission;
   private readonly poller: Poller;
   private readonly writeBack: WriteBack;
+  private readonly unsignedReads: UnsignedReads;
   private readonly now: () => number;
 
   private constructor(private readonly options: TriggerServiceOptions) {
@@ -55,6 +58,7 @@ export class TriggerService {
     const connection = (id: string | undefined) => connections.get(id);
     this.records = new TriggerStates(options.store, now);
     this.admission = new Admission(this.records, options.runs, now);
+    this.unsignedReads = new UnsignedReads(now);
     this.poller = new Poller({
       states: this.records, admission: this.admission, providers, triggers: () => config.current.triggers, connection, failed: options.failed, now,
       ...(options.firstPollDelayMs !== undefined ? { firstPollDelayMs: options.firstPollDelayMs } : {}),
@@ -84,9 +88,14 @@ export class TriggerService {
     return this.records.subscribe(listener);
   }
 
-  /** Every trigger's state, by trigger id. */
+  /** Every trigger's state, by trigger id; a Jira trigger's with the projects its webhook events are checked for. */
   states(): Record<string, TriggerState> {
-    return this.records.states();
+    const states = this.records.states();
+    for (const trigger of this.options.config.current.triggers) {
+      const projects = trigger.kind === 'jira' && states[trigger.id] ? jqlProjects(trigger.filter?.query ?? '') : undefined;
+      if (projects) states[trigger.id] = { ...states[trigger.id]!, webhookProjects: projects };
+    }
+    return states;
   }
 
   // ─── Configuration ───
@@ -230,15 +239,21 @@ export class TriggerService {
   /**
    * Admits the issue of a webhook. Without a secret nothing proved the sender is the service, so a
    * tracker's issue is read from the service by its key: a forged body can name an issue, never
-   * make one up.
+   * make one up. Those reads are shared per issue and limited per trigger (unsigned-webhooks.ts),
+   * so forged deliveries cannot spend the account's rate limit.
    */
   private async admitEvent(trigger: TriggerConfig, verdict: Extract<WebhookVerdict, { kind: 'issue' }>): Promise<DeliveryAnswer> {
     const provider = trigger.kind === 'webhook' ? undefined : this.options.providers[trigger.kind];
     const connection = this.options.connections.get(trigger.connectionId);
     if (trigger.webhookSecret || !provider || !connection) return this.admission.admit(trigger, verdict, 'webhook', verdict.deliveryId);
     const record = (decision: string) => this.records.record(trigger.id, { at: this.now(), source: 'webhook', key: verdict.key, decision });
+    const reading = this.unsignedReads.read(trigger.id, verdict.key, () => provider.fetchIssue(trigger, connection, verdict.key));
+    if (reading === overBudget) {
+      record('dropped: too many unsigned deliveries; set a webhook secret');
+      return ignoredAnswer;
+    }
     try {
-      const fresh = await provider.fetchIssue(trigger, connection, verdict.key);
+      const fresh = await reading;
       if (fresh) return this.admission.admit(trigger, fresh, 'webhook', verdict.deliveryId);
       record(`ignored: unsigned event for an issue ${provider.name} does not have`);
       return ignoredAnswer;

@@ -6,13 +6,15 @@
 // then brings the issue there, retrying with back-off. Failures are logged on the run and in the
 // ledger and never touch the run itself. Each run's comment id and the status it shows are kept in
 // the trigger's file; a run whose comment shows another status than the run has (a crash, a stop)
-// is brought up to date at the next start, and a comment whose id was lost is found again by the
-// run id it carries, so a crash never makes a second comment.
+// is brought up to date at the next start, and a comment whose id was lost is found again by its
+// first line (which names the run) among the comments of the account's own user, so a crash never
+// makes a second comment and never takes over someone else's.
 
 import type { Connection, Issue, Run, RunStatus, TriggerConfig, TriggerKind } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { formatDuration } from '../core/runs';
 import type { RunLifecycleEvent, RunService } from '../engine/runs';
+import type { CommentBlock, CommentDocument, CommentInline } from './comment-text';
 import { ProviderError, type TrackerProvider } from './provider';
 import type { TriggerStates } from './trigger-state';
 
@@ -39,7 +41,7 @@ export interface WriteBackOptions {
 /** Where the issue should be brought for one run. */
 interface Desired {
   status: RunStatus;
-  body?: string;
+  comment?: CommentDocument;
   mark?: string;
 }
 
@@ -99,8 +101,8 @@ export class WriteBack {
     if (!trigger?.writeBack || !run.issue || !this.options.providers[trigger.kind] || this.stopped) return;
     const marks = trigger.writeBack.states ?? trigger.writeBack.labels ?? {};
     const mark = starting ? marks.started : run.status === 'succeeded' ? marks.succeeded : run.status === 'failed' || run.status === 'rejected' ? marks.failed : undefined;
-    const desired: Desired = { status: run.status, ...(trigger.writeBack.comment ? { body: commentBody(run, this.options.runUrl(run.id)) } : {}), ...(mark ? { mark } : {}) };
-    if (desired.body === undefined && desired.mark === undefined) return;
+    const desired: Desired = { status: run.status, ...(trigger.writeBack.comment ? { comment: runComment(run, this.options.runUrl(run.id)) } : {}), ...(mark ? { mark } : {}) };
+    if (desired.comment === undefined && desired.mark === undefined) return;
     const job = this.jobs.get(run.id);
     if (job) {
       if (JSON.stringify(job.desired) === JSON.stringify(desired)) return;
@@ -151,9 +153,9 @@ export class WriteBack {
       await states.persist(trigger.id);
     }
     const target = { connection, trigger, issue: job.issue };
-    if (desired.body !== undefined) {
+    if (desired.comment !== undefined) {
       const known = record.commentId;
-      record.commentId = await provider.upsertComment(target, desired.body, runId, known);
+      record.commentId = await provider.upsertComment(target, desired.comment, known);
       if (!known) {
         this.options.runLog(runId, `Commented on ${job.issue.key ?? 'the issue'}${job.issue.url ? ` (${job.issue.url})` : ''}`);
         await states.persist(trigger.id);
@@ -192,29 +194,32 @@ const statusWords: Record<RunStatus, string> = {
 };
 
 /**
- * The comment of a run, in Markdown: the pipeline and the run id (the marker that finds the comment
- * again), the status (the waiting step and its message; the duration of a finished run, the
- * failing step's error), the end of the last step's output, and a link to the run when known.
+ * The comment of a run: after `Factory · run <id>`, its pipeline; the status (the waiting step and
+ * its message; the duration of a finished run, the failing step's error); the end of the last
+ * step's output; a link to the run when known. Names, messages, errors and outputs are outside
+ * text: each tracker's renderer (comment-text.ts) writes them so they stay inert.
  */
-export function commentBody(run: Readonly<Run>, runUrl: string | undefined): string {
-  const lines = [`**Factory** · pipeline **${run.pipelineName}** · run \`${run.id}\``];
+export function runComment(run: Readonly<Run>, runUrl: string | undefined): CommentDocument {
+  const words = (text: string): CommentInline => ({ kind: 'words', text });
+  const outside = (text: string): CommentInline => ({ kind: 'outside', text });
+  const status: CommentInline[] = [words(`Status: ${statusWords[run.status]}`)];
   const waiting = run.steps.find((step) => step.status === 'waiting');
-  let status = statusWords[run.status];
-  if (waiting) status += ` at **${waiting.name}**${waiting.message?.trim() ? `: ${cut(waiting.message.trim(), messageLimit)}` : ''}`;
-  else if (run.status === 'running') {
+  if (waiting) {
+    status.push(words(' at '), outside(waiting.name));
+    if (waiting.message?.trim()) status.push(words(': '), outside(cut(waiting.message.trim(), messageLimit)));
+  } else if (run.status === 'running') {
     const index = run.steps.findIndex((step) => step.status === 'running');
-    if (index >= 0) status += ` (step ${index + 1} of ${run.steps.length}: ${run.steps[index]!.name})`;
-  } else if (run.finishedAt !== undefined && run.startedAt !== undefined) status += ` in ${formatDuration(run.finishedAt - run.startedAt)}`;
-  lines.push(`Status: ${status}`);
-  if (run.status === 'failed' || run.status === 'rejected') lines.push(`Error: ${cut(run.error ?? 'unknown error', messageLimit)}`);
+    if (index >= 0) status.push(words(` (step ${index + 1} of ${run.steps.length}: `), outside(run.steps[index]!.name), words(')'));
+  } else if (run.finishedAt !== undefined && run.startedAt !== undefined) status.push(words(` in ${formatDuration(run.finishedAt - run.startedAt)}`));
+  const blocks: CommentBlock[] = [{ kind: 'paragraph', parts: status }];
+  if (run.status === 'failed' || run.status === 'rejected') blocks.push({ kind: 'paragraph', parts: [words('Error: '), outside(cut(run.error ?? 'unknown error', messageLimit))] });
   const last = run.status === 'succeeded' || run.status === 'failed' ? run.steps.findLast((step) => step.output?.trim()) : undefined;
   if (last?.output) {
     const tail = last.output.trim().slice(-outputLimit);
-    const fence = '`'.repeat(Math.max(3, ...[...tail.matchAll(/`+/g)].map((match) => match[0].length + 1)));
-    lines.push('', `Output of **${last.name}**${tail.length < last.output.trim().length ? ' (its end)' : ''}:`, fence, tail, fence);
+    blocks.push({ kind: 'paragraph', parts: [words('Output of '), outside(last.name), words(tail.length < last.output.trim().length ? ' (its end):' : ':')] }, { kind: 'output', text: tail });
   }
-  if (runUrl) lines.push('', `[Open the run in Factory](${runUrl})`);
-  return lines.join('\n');
+  if (runUrl) blocks.push({ kind: 'paragraph', parts: [{ kind: 'link', text: 'Open the run in Factory', url: runUrl }] });
+  return { runId: run.id, header: [words(' · pipeline '), outside(run.pipelineName)], blocks };
 }
 
 function cut(text: string, limit: number): string {

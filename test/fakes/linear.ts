@@ -23,7 +23,7 @@ export interface FakeIssue {
   priority: number; createdAt: string; updatedAt: string; archivedAt: string | null;
   team: FakeTeam; state: FakeState; assignee: FakeUser | null; labels: FakeLabel[];
 }
-export interface FakeComment { id: string; issueId: string; body: string; createdAt: string; updatedAt: string }
+export interface FakeComment { id: string; issueId: string; body: string; createdAt: string; updatedAt: string; /** Its author: the viewer for comments made through the API. */ user: FakeUser }
 
 export interface RecordedCall {
   /** The root fields asked for, e.g. `issues` or `commentCreate`. */
@@ -148,6 +148,14 @@ export class FakeLinear {
     return this.comments.filter((comment) => comment.issueId === issue.id);
   }
 
+  /** A comment made in Linear by a person (default: the second user, not the viewer). */
+  addComment(issue: FakeIssue, body: string, author: FakeUser = this.users[1]!): FakeComment {
+    const at = this.tick();
+    const comment: FakeComment = { id: randomUUID(), issueId: issue.id, body, createdAt: at, updatedAt: at, user: author };
+    this.comments.push(comment);
+    return comment;
+  }
+
   // ─── Webhooks ───
 
   /** Linear's webhook envelope for an issue event (EntityWebhookPayload). */
@@ -243,7 +251,7 @@ export class FakeLinear {
         const issue = this.issues.find((candidate) => candidate.id === input.issueId);
         if (!issue || typeof input.body !== 'string') throw new GraphQLError('Entity not found: Issue');
         const at = this.tick();
-        const comment: FakeComment = { id: randomUUID(), issueId: issue.id, body: input.body, createdAt: at, updatedAt: at };
+        const comment: FakeComment = { id: randomUUID(), issueId: issue.id, body: input.body, createdAt: at, updatedAt: at, user: this.viewer };
         this.comments.push(comment);
         return { success: true, lastSyncId: this.calls.length, comment };
       }

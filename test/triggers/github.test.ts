@@ -231,7 +231,7 @@ github('re-trigger: unlabeled, closed and reopened issues leave and enter the fi
 
 // ─── Write-back ───
 
-github('write-back keeps one comment with a hidden marker through approval and finish, and moves the labels', async (context) => {
+github('write-back keeps one comment, its first line naming the run, through approval and finish, and moves the labels', async (context) => {
   const { factory, fake } = context;
   const gate = await factory.pipeline([approval('review', 'Ship {{issue.key}}?'), shell('ship', 'echo shipped')], { name: 'Gated' });
   const saved = await trigger(context, { pipelineId: gate.id, writeBack: { comment: true, labels: { started: 'factory: working', succeeded: 'factory: done', failed: 'factory: failed' } } });
@@ -248,7 +248,7 @@ github('write-back keeps one comment with a hidden marker through approval and f
   assert.equal(fake.labelsOf(issue).sort(), ['agent', 'factory: done'], 'the started label was removed');
   const comments = fake.comments(repo, issue.number);
   assert.is(comments.length, 1);
-  assert.ok(comments[0]!.body.endsWith(`<!-- factory-run: ${run.id} -->`));
+  assert.ok(comments[0]!.body.startsWith(`**Factory** · run \` ${run.id} \``), 'the first line names the run');
 });
 
 github('a comment whose id was lost is found by its marker and edited, not made again', async (context) => {
@@ -259,12 +259,13 @@ github('a comment whose id was lost is found by its marker and edited, not made 
   const connection = { ...context.account, token: fake.token, id: context.account.id } as never;
   const config = (await factory.api.snapshot()).triggers[0]!;
   const target = { connection, trigger: config, issue: { title: issue.title, key: `${repo}#${issue.number}`, raw: { number: issue.number } } };
-  const id = await githubProvider.upsertComment(target, 'First version', 'run_found_again');
-  const again = await githubProvider.upsertComment(target, 'Second version', 'run_found_again');
+  const version = (words: string) => ({ runId: 'run_found_again', header: [], blocks: [{ kind: 'paragraph' as const, parts: [{ kind: 'words' as const, text: words }] }] });
+  const id = await githubProvider.upsertComment(target, version('First version'));
+  const again = await githubProvider.upsertComment(target, version('Second version'));
   assert.is(again, id);
   const mine = fake.comments(repo, issue.number).filter((comment) => comment.body.includes('run_found_again'));
   assert.is(mine.length, 1);
-  assert.ok(mine[0]!.body.startsWith('Second version'));
+  assert.ok(mine[0]!.body.endsWith('Second version'));
 });
 
 function sign(body: string): string {

@@ -369,8 +369,8 @@ linear('write-back keeps one comment through approval and finish, and moves the 
   await factory.waitForRun(run.id, ['waiting']);
   await waitFor(() => fake.commentsOn(issue)[0]?.body.includes('waiting for approval') ?? false, 5000, 'the waiting comment');
   const waitingBody = fake.commentsOn(issue)[0]!.body;
-  assert.match(waitingBody, new RegExp(`run \`${run.id}\``));
-  assert.match(waitingBody, /waiting for approval at \*\*review\*\*: Ship ENG-1\?/);
+  assert.ok(waitingBody.startsWith(`**Factory** · run \` ${run.id} \``), 'the first line names the run');
+  assert.match(waitingBody, /waiting for approval at ` review `: ` Ship ENG-1\? `/);
   assert.is(issue.state.name, 'In Progress');
   await factory.api.approveStep(run.id, 'review', true);
   await factory.waitForRun(run.id, ['succeeded']);
@@ -379,7 +379,7 @@ linear('write-back keeps one comment through approval and finish, and moves the 
   assert.is(fake.commentsOn(issue).length, 1, 'one comment, edited in place');
   const body = fake.commentsOn(issue)[0]!.body;
   assert.match(body, /Status: ✓ succeeded in \d/);
-  assert.match(body, /Output of \*\*ship\*\*:\n```\nshipped\nall done\n```/);
+  assert.match(body, /Output of ` ship `:\n\n```\nshipped\nall done\n```/);
   assert.is(fake.callsOf('commentCreate').length, 1);
 
   // A retry of the run edits the same comment.

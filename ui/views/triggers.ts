@@ -71,7 +71,7 @@ const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
   jira: {
     filter: [
       { name: 'query', label: 'Query', multiline: true, placeholder: 'project = ABC AND labels = agent AND statusCategory != Done',
-        hint: 'JQL: the issues that start runs. Checked at Jira when you preview and save.' },
+        hint: 'JQL: the issues that start runs. Checked at Jira when you preview and save, and by every poll. Webhook events are checked only for the projects it names plainly (project = ABC, or project in (ABC, DEF), joined to the rest by AND); the rest of the query is not checked for them.' },
       { ...labelsFilter, hint: 'Comma-separated: an issue with any of them. Checked on webhook events too, since Jira’s webhooks are not checked against the query. Empty: any labels.' },
     ],
     marks: { name: 'states', noun: 'Transition', hint: 'A transition or status name, such as In Progress or Done: where a run moves its issue when it starts, succeeds and fails. Empty: left alone.' },
@@ -337,7 +337,7 @@ class TriggerEditor {
     }
     const snapshot = this.context.state.snapshot;
     const state = snapshot?.triggerStates[this.trigger.id];
-    replace(this.live, this.trigger.kind === 'webhook' || this.provider ? this.urlSection() : null, this.stateSection(state), this.ledgerSection(state));
+    replace(this.live, this.trigger.kind === 'webhook' || this.provider ? this.urlSection(state) : null, this.stateSection(state), this.ledgerSection(state));
   }
 
   /** The accounts of this trigger's kind; the only one is chosen for a new trigger. */
@@ -477,7 +477,16 @@ class TriggerEditor {
     }
   }
 
-  private urlSection(): HTMLElement {
+  /** What a Jira trigger checks of a webhook event against its query (the engine reads the projects from the saved query). */
+  private webhookCheck(state: TriggerState | undefined): HTMLElement | null {
+    if (this.kind !== 'jira') return null;
+    const projects = state?.webhookProjects;
+    return h('p', { class: 'meta', 'data-test': 'webhook-check' }, projects
+      ? `Webhook events are checked for project ${projects.join(', ')} (and the labels above); the rest of the query is checked only when polls read issues.`
+      : 'Webhook events are not checked against this query, since it names no project plainly (project = ABC, joined to the rest by AND): events of any project start runs (the labels above are checked). Narrow the webhook in Jira with its own JQL.');
+  }
+
+  private urlSection(state: TriggerState | undefined): HTMLElement {
     const snapshot = this.context.state.snapshot;
     const base = snapshot?.webhookUrl;
     if (!base) {
@@ -502,7 +511,8 @@ class TriggerEditor {
       h('h3', {}, 'Webhook URL'),
       h('div', { class: 'input-row' }, h('code', { class: 'url', tabindex: '0' }, shown), copyButton('Copy', 'Webhook URL', url + token)),
       generic ? h('div', { class: 'form-actions' }, copyButton('Copy as curl', 'curl command', curl), test) : null,
-      h('p', { class: 'meta' }, this.provider?.urlHint ?? 'POST a JSON body with at least a title: {"title": "…", "key": "…", "description": "…"}. The same key never starts two runs. Send test event posts one through the webhook server, as a sender would.'));
+      h('p', { class: 'meta' }, this.provider?.urlHint ?? 'POST a JSON body with at least a title: {"title": "…", "key": "…", "description": "…"}. The same key never starts two runs. Send test event posts one through the webhook server, as a sender would.'),
+      this.webhookCheck(state));
   }
 
   private async sendTestEvent(button: HTMLButtonElement): Promise<void> {

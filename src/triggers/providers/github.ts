@@ -13,6 +13,8 @@ import { ValidationError, quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
 import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { commentMarkdown, isRunComment } from '../comment-text';
+import { ownAccount } from '../own-account';
 import { verifyGithubSignature } from '../secrets';
 
 export const defaultGithubApi = 'https://api.github.com';
@@ -114,16 +116,23 @@ function issuePath(target: WriteBackTarget): string {
   return `/repos/${repoOf(target.trigger)}/issues/${target.issue.raw?.number}`;
 }
 
-/** The marker that finds a run's comment again; GitHub keeps HTML comments in the Markdown it stores. */
-function marked(body: string, marker: string): string {
-  return `${body}\n\n<!-- factory-run: ${marker} -->`;
+/** The numeric id of the token's user (GET /user), asked once per token: only its comments are adopted. */
+function ownUserId(connection: Connection): Promise<string> {
+  return ownAccount(connection, async () => {
+    const answer = await rest(connection, 'GET', '/user');
+    const id = isRecord(answer.body) ? answer.body.id : undefined;
+    if (answer.status !== 200 || (typeof id !== 'number' && typeof id !== 'string')) throw new ProviderError(`GitHub did not say whose token this is (GET /user answered HTTP ${answer.status})`);
+    return String(id);
+  });
 }
 
-async function findComment(target: WriteBackTarget, marker: string): Promise<string | undefined> {
+/** The run's comment among the issue's: written by the token's user and beginning with the run's first line. */
+async function findComment(target: WriteBackTarget, runId: string): Promise<string | undefined> {
+  const own = await ownUserId(target.connection);
   for (let url: string | undefined = `${issuePath(target)}/comments?per_page=${pageSize}`; url;) {
     const answer = await rest(target.connection, 'GET', url);
     if (answer.status === 404 || !Array.isArray(answer.body)) return undefined;
-    const found = answer.body.find((comment) => isRecord(comment) && text(comment.body)?.includes(`factory-run: ${marker}`));
+    const found = answer.body.find((comment) => isRecord(comment) && isRecord(comment.user) && String(comment.user.id) === own && isRunComment(text(comment.body) ?? '', runId));
     if (found) return String((found as Json).id);
     url = nextPage(answer.headers, target.connection);
   }
@@ -212,15 +221,15 @@ export const githubProvider: TrackerProvider = {
     return issueVerdict(observed, readHeader(webhook, 'x-github-delivery'));
   },
 
-  async upsertComment(target, body, marker, commentId) {
+  async upsertComment(target, comment, commentId) {
     const { connection } = target;
     const repo = repoOf(target.trigger);
-    const content = marked(body, marker);
-    const known = commentId ?? (await findComment(target, marker));
+    const content = commentMarkdown(comment);
+    const known = commentId ?? (await findComment(target, comment.runId));
     if (known) {
       const updated = await rest(connection, 'PATCH', `/repos/${repo}/issues/comments/${known}`, { body: { body: content } });
       if (updated.status !== 404) return known;
-      if (commentId) return this.upsertComment(target, body, marker); // deleted by someone: find or make it again
+      if (commentId) return this.upsertComment(target, comment); // deleted by someone: find or make it again
     }
     const created = await rest(connection, 'POST', `${issuePath(target)}/comments`, { body: { body: content } });
     if (created.status === 404 || !isRecord(created.body) || created.body.id === undefined) throw new ProviderError(`GitHub did not create the comment on ${target.issue.key} (HTTP ${created.status})`);

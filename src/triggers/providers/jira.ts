@@ -5,16 +5,20 @@
 // is read from /rest/api/2/serverInfo when the account is verified, and kept in `account.server`.
 //
 // Filters: `query` (JQL, run at Jira and checked there when saved) and optional labels (any of,
-// checked here, on polls and webhooks). Webhooks are checked against the labels only (the spec:
-// not against the query). Jira's query runs at Jira, so an incremental poll (the query and
-// `updated` within the minutes since the last poll) cannot see an issue leave it: a full poll
-// every hour does.
+// checked here, on polls and webhooks). Webhooks are not checked against the query (the spec),
+// except for the projects it plainly names (`project = X`, `project in (A, B)` joined by AND), so
+// a site-wide Jira webhook starts no runs for other projects. Jira's query runs at Jira, so an
+// incremental poll (the query and `updated` within the minutes since the last poll) cannot see an
+// issue leave it: a full poll every hour does.
 
 import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../core/api';
 import { ValidationError, quote } from '../../core/errors';
+import { jqlProjects } from '../../core/jql-projects';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
 import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { commentAdf, commentWikiMarkup, isRunComment } from '../comment-text';
+import { ownAccount } from '../own-account';
 import { constantTimeEqual, presentedToken, verifyGithubSignature } from '../secrets';
 
 const pageSize = 100;
@@ -110,47 +114,6 @@ export function adfToText(node: unknown): string {
   }
 }
 
-/** ADF for the Markdown Factory writes in comments: paragraphs, **bold**, `code`, [links](url), ``` blocks. */
-function markdownToAdf(markdown: string): Json {
-  const content: Json[] = [];
-  const lines = markdown.split('\n');
-  for (let index = 0; index < lines.length; index++) {
-    const fence = /^`{3,}$/.exec(lines[index]!)?.[0];
-    if (fence) {
-      const end = lines.indexOf(fence, index + 1);
-      const code = lines.slice(index + 1, end < 0 ? undefined : end).join('\n');
-      content.push({ type: 'codeBlock', content: code ? [{ type: 'text', text: code }] : [] });
-      index = end < 0 ? lines.length : end;
-    } else if (lines[index]!.trim()) {
-      const paragraph: string[] = [];
-      while (index < lines.length && lines[index]!.trim() && !/^`{3,}$/.test(lines[index]!)) paragraph.push(lines[index++]!);
-      index -= 1;
-      content.push({ type: 'paragraph', content: paragraph.flatMap((line, at) => [...(at ? [{ type: 'hardBreak' }] : []), ...inlineAdf(line)]) });
-    }
-  }
-  return { type: 'doc', version: 1, content };
-}
-
-function inlineAdf(line: string): Json[] {
-  const nodes: Json[] = [];
-  const pattern = /\*\*([^*]+)\*\*|`([^`]+)`|\[([^\]]+)\]\(([^)\s]+)\)/g;
-  let last = 0;
-  for (const match of line.matchAll(pattern)) {
-    if (match.index > last) nodes.push({ type: 'text', text: line.slice(last, match.index) });
-    if (match[1] !== undefined) nodes.push({ type: 'text', text: match[1], marks: [{ type: 'strong' }] });
-    else if (match[2] !== undefined) nodes.push({ type: 'text', text: match[2], marks: [{ type: 'code' }] });
-    else nodes.push({ type: 'text', text: match[3], marks: [{ type: 'link', attrs: { href: match[4] } }] });
-    last = match.index + match[0].length;
-  }
-  if (last < line.length) nodes.push({ type: 'text', text: line.slice(last) });
-  return nodes;
-}
-
-/** Jira Server's wiki markup for the same Markdown. */
-function markdownToWiki(markdown: string): string {
-  return markdown.replace(/^(`{3,})\n([\s\S]*?)\n\1$/gm, '{noformat}\n$2\n{noformat}').replace(/\*\*([^*]+)\*\*/g, '*$1*').replace(/`([^`\n]+)`/g, '{{$1}}').replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '[$1|$2]');
-}
-
 // ─── Issues ───
 
 function labelsOf(raw: Json): string[] {
@@ -158,8 +121,17 @@ function labelsOf(raw: Json): string[] {
   return Array.isArray(labels) ? labels.filter((label): label is string => typeof label === 'string') : [];
 }
 
-/** Why a Jira issue is outside the trigger's labels, or undefined when it matches (the query is Jira's). */
+/**
+ * Why a Jira issue is outside the trigger's filter as Factory can check it, or undefined when it
+ * matches: the projects the query plainly names (jqlProjects), and the labels. The rest of the
+ * query is Jira's: polls ask Jira with it, webhook events are not checked against it.
+ */
 function filter(trigger: TriggerConfig, raw: Json): string | undefined {
+  const projects = jqlProjects(trigger.filter?.query ?? '');
+  const project = isRecord(raw.fields) && isRecord(raw.fields.project) ? raw.fields.project : {};
+  const projectKey = text(project.key) ?? text(raw.key)?.replace(/-\d+$/, '');
+  const names = [projectKey, text(project.name), text(project.id) ?? (typeof project.id === 'number' ? String(project.id) : undefined)];
+  if (projects && !projects.some((wanted) => names.some((name) => same(name, wanted)))) return `ignored: in project ${projectKey ?? 'unknown'}, not ${projects.join(', ')} as the query says`;
   const wanted = trigger.filter?.labels ?? [];
   return wanted.length && !hasAnyOf(labelsOf(raw), wanted) ? `ignored: has none of the labels ${wanted.join(', ')}` : undefined;
 }
@@ -213,12 +185,31 @@ function commentText(connection: Connection, body: unknown): string {
   return isCloud(connection) ? adfToText(body) : text(body) ?? '';
 }
 
-async function findComment(target: WriteBackTarget, marker: string): Promise<string | undefined> {
+/** Who the token belongs to (GET /myself, once per token): Cloud's accountId, Data Center's name and key. */
+function ownUser(connection: Connection): Promise<{ accountId?: string; name?: string; key?: string }> {
+  return ownAccount(connection, async () => {
+    const answer = await rest(connection, 'GET', `${api(connection)}/myself`);
+    const me = isRecord(answer.body) ? answer.body : {};
+    const user = { ...(text(me.accountId) ? { accountId: text(me.accountId)! } : {}), ...(text(me.name) ? { name: text(me.name)! } : {}), ...(text(me.key) ? { key: text(me.key)! } : {}) };
+    if (answer.status !== 200 || Object.keys(user).length === 0) throw new ProviderError(`Jira did not say whose token this is (/myself answered HTTP ${answer.status})`);
+    return user;
+  });
+}
+
+/** True when the comment's author is the token's user (by accountId on Cloud, by key or name on Data Center). */
+function byOwnUser(comment: Json, own: { accountId?: string; name?: string; key?: string }): boolean {
+  const author = isRecord(comment.author) ? comment.author : {};
+  return (['accountId', 'key', 'name'] as const).some((field) => own[field] !== undefined && text(author[field]) === own[field]);
+}
+
+/** The run's comment, newest first: written by the token's user and beginning with the run's first line. */
+async function findComment(target: WriteBackTarget, runId: string): Promise<string | undefined> {
+  const own = await ownUser(target.connection);
   for (let startAt = 0; ;) {
     const answer = await rest(target.connection, 'GET', `${issueUrl(target)}/comment?startAt=${startAt}&maxResults=100&orderBy=-created`);
     const body = isRecord(answer.body) ? answer.body : {};
     const comments = Array.isArray(body.comments) ? body.comments.filter(isRecord) : [];
-    const found = comments.find((comment) => commentText(target.connection, comment.body).includes(marker));
+    const found = comments.find((comment) => byOwnUser(comment, own) && isRunComment(commentText(target.connection, comment.body), runId));
     if (found) return text(found.id);
     startAt += comments.length;
     if (comments.length === 0 || startAt >= Number(body.total ?? 0)) return undefined;
@@ -303,13 +294,13 @@ export const jiraProvider: TrackerProvider = {
     return issueVerdict(observed, readHeader(webhook, 'x-atlassian-webhook-identifier'));
   },
 
-  async upsertComment(target, body, marker, commentId) {
-    const content = isCloud(target.connection) ? markdownToAdf(body) : markdownToWiki(body);
-    const known = commentId ?? (await findComment(target, marker));
+  async upsertComment(target, comment, commentId) {
+    const content = isCloud(target.connection) ? commentAdf(comment) : commentWikiMarkup(comment);
+    const known = commentId ?? (await findComment(target, comment.runId));
     if (known) {
       const updated = await rest(target.connection, 'PUT', `${issueUrl(target)}/comment/${encodeURIComponent(known)}`, { body: content });
       if (updated.status !== 404) return known;
-      if (commentId) return this.upsertComment(target, body, marker); // deleted by someone: find or make it again
+      if (commentId) return this.upsertComment(target, comment); // deleted by someone: find or make it again
     }
     const created = await rest(target.connection, 'POST', `${issueUrl(target)}/comment`, { body: content });
     const id = isRecord(created.body) ? text(created.body.id) : undefined;

@@ -1,7 +1,8 @@
 // Linear (PROVIDERS §1): GraphQL at <baseUrl>/graphql (default https://api.linear.app), personal
 // API keys (`lin_api_…`) sent bare in `Authorization`, OAuth tokens as `Bearer`. Webhooks are
 // signed with `Linear-Signature` (the spec's `Tracker-Signature`): hex HMAC-SHA256 of the raw body,
-// and carry `webhookTimestamp`, checked to be within a minute (replay).
+// and carry `webhookTimestamp` in the signed body, checked to be within a minute (replay); a signed
+// delivery without it is refused (the unsigned `Linear-Timestamp` header is never used).
 //
 // Filters: team (key), states (state types or names; none given: every state but completed,
 // canceled and duplicate), labels (any of), assignee (`me`, `none` or an email). A full poll asks
@@ -14,6 +15,7 @@ import { ValidationError, quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs, scrub } from '../../net/http';
 import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
+import { commentMarkdown, isRunComment } from '../comment-text';
 import { verifyHmacSha256Hex } from '../secrets';
 
 export const defaultLinearApi = 'https://api.linear.app';
@@ -224,8 +226,9 @@ export const linearProvider: TrackerProvider = {
       return { kind: 'invalid', reason: 'not a Linear webhook: it needs type, action and data' };
     }
     if (trigger.webhookSecret) {
-      const stamp = Number(payload.webhookTimestamp ?? readHeader(webhook, 'linear-timestamp'));
-      if (!Number.isFinite(stamp)) return { kind: 'refused', reason: 'stale timestamp: the webhook has no webhookTimestamp' };
+      // Only the signed body's time counts: a header is not signed, so a replay could carry a fresh one.
+      const stamp = typeof payload.webhookTimestamp === 'number' || (typeof payload.webhookTimestamp === 'string' && /^\d+$/.test(payload.webhookTimestamp)) ? Number(payload.webhookTimestamp) : NaN;
+      if (!Number.isFinite(stamp)) return { kind: 'refused', reason: 'refused: the signed body has no webhookTimestamp, so its age cannot be checked (a replay is refused the same way)' };
       if (Math.abs(webhook.receivedAt - stamp) > webhookToleranceMs) return { kind: 'refused', reason: `stale timestamp: ${Math.round((webhook.receivedAt - stamp) / 1000)} s from now` };
     }
     if (payload.type !== 'Issue') return { kind: 'ignored', reason: `ignored: ${payload.type} event` };
@@ -236,9 +239,10 @@ export const linearProvider: TrackerProvider = {
     return issueVerdict(observed, readHeader(webhook, 'linear-delivery'));
   },
 
-  async upsertComment(target, body, marker, commentId) {
+  async upsertComment(target, comment, commentId) {
     const { connection, issue } = target;
     const issueId = text(issue.raw?.id) ?? issue.key!;
+    const body = commentMarkdown(comment);
     if (commentId) {
       const updated = await graphql(connection, `mutation FactoryCommentUpdate($id: String!, $input: CommentUpdateInput!) {
         commentUpdate(id: $id, input: $input) { success comment { id } } }`, { id: commentId, input: { body } }).catch((error: unknown) => {
@@ -247,15 +251,19 @@ export const linearProvider: TrackerProvider = {
       });
       if (updated) return commentId;
     }
+    // Comments that mention the run id, asked for with the key's own user: only one of its comments
+    // beginning with the run's first line is the run's.
     const found = await graphql(connection, `query FactoryComment($id: String!, $marker: String!) {
-      issue(id: $id) { comments(first: 5, filter: { body: { contains: $marker } }) { nodes { id } } } }`, { id: issueId, marker });
-    const existing = text(nodes(found, ['issue', 'comments'])[0]?.id);
-    if (existing) return existing === commentId ? existing : this.upsertComment(target, body, marker, existing);
+      viewer { id }
+      issue(id: $id) { comments(first: 50, filter: { body: { contains: $marker } }) { nodes { id body user { id } } } } }`, { id: issueId, marker: comment.runId });
+    const viewer = isRecord(found.viewer) ? text(found.viewer.id) : undefined;
+    const existing = text(nodes(found, ['issue', 'comments']).find((node) => viewer !== undefined && isRecord(node.user) && node.user.id === viewer && isRunComment(text(node.body) ?? '', comment.runId))?.id);
+    if (existing) return existing === commentId ? existing : this.upsertComment(target, comment, existing);
     const created = await graphql(connection, `mutation FactoryCommentCreate($input: CommentCreateInput!) {
       commentCreate(input: $input) { success comment { id } } }`, { input: { issueId, body } });
-    const comment = isRecord(created.commentCreate) && isRecord(created.commentCreate.comment) ? text(created.commentCreate.comment.id) : undefined;
-    if (!comment) throw new ProviderError('Linear did not create the comment (no comment id in its answer)', true);
-    return comment;
+    const made = isRecord(created.commentCreate) && isRecord(created.commentCreate.comment) ? text(created.commentCreate.comment.id) : undefined;
+    if (!made) throw new ProviderError('Linear did not create the comment (no comment id in its answer)', true);
+    return made;
   },
 
   async mark(target, name) {
