@@ -15,6 +15,7 @@ import { EventHub } from './engine/events';
 import { RunService } from './engine/runs';
 import { createShellRunner } from './engine/shell-step';
 import { runApprovalStep } from './engine/steps';
+import { createPullRequestRunner } from './engine/pull-request-step';
 import { DataStore, type ConfigFile } from './store/data-store';
 import { RunStore } from './store/run-store';
 import { RemoteAuth, type RemoteState } from './http/auth';
@@ -92,6 +93,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     runners: {
       shell: createShellRunner(),
       approval: runApprovalStep,
+      pullRequest: createPullRequestRunner(),
       agent: createAgentRunner({
         harness: findHarness,
         resolveCommand: (definition) => harnesses.resolveCommand(definition),

@@ -28,7 +28,7 @@ export interface Project {
   setupCommand?: string;
 }
 
-export type StepKind = 'shell' | 'agent' | 'approval';
+export type StepKind = 'shell' | 'agent' | 'approval' | 'pullRequest';
 
 export interface StepBase {
   /** `/^[a-z][a-z0-9_-]{0,39}$/`, unique in the pipeline. */
@@ -69,7 +69,50 @@ export interface ApprovalStep extends StepBase {
   choices?: ApprovalChoices;
 }
 
-export type Step = ShellStep | AgentStep | ApprovalStep;
+/** Pushes the run's branch and opens (or updates) a pull request from it on GitHub. */
+export interface PullRequestStep extends StepBase {
+  kind: 'pullRequest';
+  /** A GitHub connection. */
+  connectionId: string;
+  /** "owner/name"; default: read from the push remote's URL. */
+  repository?: string;
+  /** The git remote pushed to; default "origin". */
+  remote?: string;
+  /** Default: the repository's default branch. */
+  base?: string;
+  /** Template; default "{{issue.title}}". */
+  title?: string;
+  /** Template; default: what the run did, the issue's link/key, the run. */
+  body?: string;
+  draft?: boolean;
+}
+
+export type Step = ShellStep | AgentStep | ApprovalStep | PullRequestStep;
+
+/** A pull request a step opened or updated. */
+export interface PullRequestRef {
+  number: number;
+  url: string;
+  repository: string;
+  branch: string;
+  /** Last known state (updated from pull_request events and polls). */
+  state?: 'open' | 'closed' | 'merged';
+}
+
+/** A run that continues a pull request (a github-review follow-up): its workspace starts from the
+ *  pull request's branch as the remote has it, and its pullRequest steps push to that branch. */
+export interface RunFollowUp {
+  repository: string;
+  number: number;
+  url: string;
+  /** The pull request's head branch on the remote, e.g. factory/run_abc. */
+  branch: string;
+  /** Default "origin". */
+  remote?: string;
+  /** What started it: the review id, or the lone comment id. */
+  reviewId?: number;
+  commentId?: number;
+}
 
 export interface Pipeline {
   id: string;
@@ -168,6 +211,10 @@ export interface StepRun {
   systemPrompt?: string;
   /** The rendered message of an approval step (what the person decides on). */
   message?: string;
+  /** The pull request a pullRequest step opened or updated, recorded as soon as it is known. */
+  pullRequest?: PullRequestRef;
+  /** The agent session, where the CLI reports one. */
+  sessionId?: string;
 }
 
 export interface Run {
@@ -189,6 +236,8 @@ export interface Run {
   pipeline?: Pipeline;
   /** The branch holding the run's work once its worktree folder was removed (retention): a retry starts from it. */
   branch?: string;
+  /** The pull request this run continues (a github-review follow-up). */
+  followUp?: RunFollowUp;
 }
 
 /** A branch a run's worktree was on (`factory/<run-id>`), kept because it holds work. */
@@ -278,7 +327,7 @@ export type ConnectionView = Omit<Connection, 'token'> & { hasToken: boolean };
 /** What `saveConnection` and `testConnection` take: saving without a token keeps the stored one. */
 export type ConnectionInput = Omit<Connection, 'id' | 'token' | 'account'> & { id?: string; token?: string };
 
-export type TriggerKind = 'webhook' | 'linear' | 'jira' | 'github';
+export type TriggerKind = 'webhook' | 'linear' | 'jira' | 'github' | 'github-review';
 
 export interface TriggerFilter {
   team?: string;
@@ -306,6 +355,8 @@ export interface TriggerConfig {
   /** Providers only: what the run reports back on its issue. */
   writeBack?: WriteBack;
   variables?: Record<string, string>;
+  /** 'github-review': follow-up runs per pull request (default 3). */
+  maxFollowUps?: number;
 }
 
 export type TriggerInput = Omit<TriggerConfig, 'id'> & { id?: string };

@@ -435,6 +435,9 @@ function templatedFields(step: Step): [field: string, text: string][] {
   if (step.kind === 'agent') {
     return step.systemPrompt === undefined ? [[`${path}.prompt`, step.prompt]] : [[`${path}.prompt`, step.prompt], [`${path}.systemPrompt`, step.systemPrompt]];
   }
+  if (step.kind === 'pullRequest') {
+    return [[`${path}.title`, step.title], [`${path}.body`, step.body]].filter((field): field is [string, string] => field[1] !== undefined);
+  }
   return [[`${path}.message`, step.message]];
 }
 

@@ -3,7 +3,7 @@
 // ledger's decisions), poller.ts, write-back.ts, trigger-state.ts (what each trigger remembers),
 // and one provider per kind under providers/.
 
-import type { ConnectionKind, Issue, TestResult, TriggerConfig, TriggerState } from '../core/api';
+import type { ConnectionKind, Issue, TestResult, TriggerConfig, TriggerKind, TriggerState } from '../core/api';
 import { ConflictError, FactoryError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newId, randomSecret } from '../core/ids';
 import { jqlProjects } from '../core/jql-projects';
@@ -32,7 +32,7 @@ export interface TriggerServiceOptions {
   runs: RunService;
   connections: ConnectionService;
   /** The tracker kinds this build runs (the generic webhook is always there). */
-  providers: Partial<Record<ConnectionKind, TrackerProvider>>;
+  providers: Partial<Record<Exclude<TriggerKind, 'webhook'>, TrackerProvider>>;
   /** A trigger failed to poll (once per failure streak). */
   failed: (trigger: TriggerConfig, message: string) => void;
   runUrl: (runId: string) => string | undefined;

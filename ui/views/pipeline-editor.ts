@@ -12,7 +12,7 @@ import { agentOf, missingAgents, missingAgentsNotice, noAgentNote } from './read
 import { checkbox, clearFieldErrors, field, keyValueEditor, parseIssues, selectInput, showFieldError, textArea, textInput, uniqueId, withBusy } from './form';
 
 const pipelineFieldRoots = ['id', 'name', 'projectId', 'description', 'variables', 'harnessId', 'model', 'maxParallelRuns', 'steps'];
-const kindLabels: Record<StepKind, string> = { shell: 'Shell', agent: 'Agent', approval: 'Approval' };
+const kindLabels: Record<StepKind, string> = { shell: 'Shell', agent: 'Agent', approval: 'Approval', pullRequest: 'Pull request' };
 const targetLabels: Record<GenerateTarget, string> = { prompt: 'prompt', systemPrompt: 'system prompt', command: 'command' };
 
 function numberInput(value: number | undefined, attributes: Record<string, string>): HTMLInputElement {
@@ -52,6 +52,7 @@ function overviewOf(step: Step, host: GenerateHost): string {
   const firstLine = (text: string) => text.trim().split('\n')[0] || '(empty)';
   if (step.kind === 'shell') return firstLine(step.command);
   if (step.kind === 'agent') return `${host.agentWords(step.harnessId ?? '')} · ${step.model || 'default model'} · ${firstLine(step.prompt)}`;
+  if (step.kind === 'pullRequest') return `Pull request to ${step.repository || 'the remote\'s repository'}`;
   return firstLine(step.message);
 }
 
@@ -129,6 +130,9 @@ function stepCard(step: Step, snapshot: Snapshot | undefined, host: GenerateHost
       readLimits(result);
       return result;
     };
+  } else if (step.kind === 'pullRequest') {
+    body = [h('div', { class: 'field-grid' }, ...common)];
+    read = () => ({ ...step, id: idInput.value.trim(), name: nameInput.value });
   } else {
     const message = textArea(step.message, { rows: 3 });
     const mode = selectInput([['', 'None: approve or reject'], ['single', 'Pick one option'], ['multiple', 'Pick several options']], step.choices?.mode ?? '', { 'data-key': 'choices.mode' });
@@ -223,6 +227,7 @@ function newStep(kind: StepKind, taken: Set<string>): Step {
   for (let number = 2; taken.has(id); number += 1) id = `${kind}-${number}`;
   if (kind === 'shell') return { kind, id, name: 'New shell step', command: 'echo "Working on {{issue.title}}"' };
   if (kind === 'agent') return { kind, id, name: 'New agent step', prompt: '' };
+  if (kind === 'pullRequest') return { kind, id, name: 'Open a pull request', connectionId: '' };
   return { kind, id, name: 'Approve', message: 'Continue?' };
 }
 
