@@ -169,10 +169,15 @@ lists('Start run says which agents the pipeline needs that cannot run here, and 
 lists('Inbox: a decided approval says how and is not unread; titles lead with the issue; filters by kind; Mark all read undoes', async () => {
   const { page } = need();
   await call('approveStep', made.manualRunId, 'choose', true, 'Looks good', ['2']);
+  // The engine marked the item read as it decided: every client agrees (the page hears it in a snapshot event).
+  const items = (await call('snapshot')).inbox.filter((item: { runId?: string; kind: string }) => item.runId === made.manualRunId && item.kind === 'run.waiting');
+  assert.equal(items.map((item: { read: boolean }) => item.read), [true], 'read on the server as approveStep answers');
   await waitForRun(made.manualRunId!, ['succeeded']);
   await show(page, '#/inbox');
   const approval = `document.querySelector('.inbox-item[data-kind="run.waiting"] [data-test="decision"]')`;
   await page.waitFor(`[...document.querySelectorAll('[data-test="decision"]')].some((line) => line.textContent === '✓ Approved: Polish first')`, 10_000, '"Approved: Polish first"');
+  const decidedItem = `[...document.querySelectorAll('.inbox-item')].find((element) => element.querySelector('[data-test="decision"]')?.textContent.includes('Polish first'))`;
+  await page.waitFor(`${decidedItem}?.dataset.unread === 'false'`, 5000, 'the decided item shown read');
   const decided = await page.evaluate<{ unread: string; lead: string }>(`(() => {
     const item = [...document.querySelectorAll('.inbox-item')].find((element) => element.querySelector('[data-test="decision"]')?.textContent.includes('Polish first'));
     return { unread: item.dataset.unread, lead: item.querySelector('.inbox-lead').textContent };
@@ -195,17 +200,28 @@ lists('Inbox: a decided approval says how and is not unread; titles lead with th
   const before = await unreadOnServer();
   assert.ok(before > 0);
   await page.evaluate(clearToasts);
+  // Counts the page's markInboxRead calls: the undone one must never go out.
+  await page.evaluate(`(() => {
+    window.__markCalls = 0;
+    const original = window.fetch;
+    window.fetch = (input, init) => (String(input).includes('/api/call/markInboxRead') && (window.__markCalls += 1), original(input, init));
+  })()`);
   await page.evaluate(`[...document.querySelectorAll('.inbox-page button')].find((button) => button.textContent === 'Mark all read').click()`);
   await page.waitFor(`document.querySelectorAll('.inbox-item[data-unread="true"]').length === 0`, 5000, 'every item shown read');
   await page.waitFor(`document.querySelector('.toast .toast-action')`, 5000, 'the Undo toast');
   await shootAll(page, 'inbox-undo');
   await page.click('.toast .toast-action');
   await page.waitFor(`document.querySelectorAll('.inbox-item[data-unread="true"]').length === ${unreadShown}`, 5000, 'the items unread again after Undo');
-  await sleep(6500);
-  assert.is(await unreadOnServer(), before, 'after Undo nothing reached the engine');
+  assert.is(await unreadOnServer(), before, 'after Undo nothing reached the engine yet');
+  // Marked again, without Undo: its call goes out when its toast ends. The undone one would have
+  // ended first (same window, begun earlier), so once the engine has them read, one call was made.
   await page.evaluate(`[...document.querySelectorAll('.inbox-page button')].find((button) => button.textContent === 'Mark all read').click()`);
-  await sleep(6500);
-  assert.is(await unreadOnServer(), 0, 'without Undo the items are marked read when the toast ends');
+  const deadline = Date.now() + 15_000;
+  while ((await unreadOnServer()) !== 0) {
+    if (Date.now() > deadline) assert.unreachable('without Undo the items were not marked read when the toast ended');
+    await sleep(100);
+  }
+  assert.is(await page.evaluate<number>('window.__markCalls'), 1, 'the undone call never went out; the second did');
 });
 
 lists('Triggers: the ledger fits; Copy and curl carry the token; Send test event starts a run; Escape closes the form', async () => {

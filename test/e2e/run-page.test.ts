@@ -61,7 +61,7 @@ runPage('a waiting approval card comes first, whatever step the pane shows, on a
     projectId: (await demoProject()).id, name: 'Sofa', variables: {},
     steps: [
       { id: 'prepare', name: 'Prepare', kind: 'shell', command: 'echo "Preparing {{issue.title}}"; seq 1 40' },
-      { id: 'choose', name: 'Choose', kind: 'approval', message: 'Ship “{{issue.title}}” now?', choices: { mode: 'single', options: ['Ship it', 'Polish first'] } },
+      { id: 'choose', name: 'Choose', kind: 'approval', message: 'Ship “{{issue.title}}” now?', choices: { mode: 'single', options: ['Ship it', 'Polish first', 'Drop it'] } },
     ],
   });
   const run = await call('startRun', { pipelineId: pipeline.id, issue: { title: 'Approve from the sofa' } });
@@ -101,10 +101,15 @@ runPage('a waiting approval card comes first, whatever step the pane shows, on a
   assert.ok(actions!.top >= title!.bottom, 'the actions sit under the title');
   await page.evaluate('scrollTo(0, 0)');
   await shootPhoneClear(page, 'run-page-approval');
-  await page.click('[data-test="choice"][value="1"]');
+  // Option id "2" is the second label (options[1]): the decision names it, not its neighbours.
+  await page.click('[data-test="choice"][value="2"]');
   await page.click('[data-test="approve"]');
   await page.waitFor(`document.querySelector('[data-test="run-status"]')?.textContent.includes('succeeded')`, 15_000, 'the run succeeded');
   assert.not.ok(await page.evaluate(`document.querySelector('${card}')`), 'no card once decided');
+  assert.equal((await call('getRun', run.id)).steps.find((step: { id: string }) => step.id === 'choose').approval.selected, ['2']);
+  await page.click('.timeline button[data-step-id="choose"]');
+  const chose = await page.waitFor<string>(`[...document.querySelectorAll('.run-decision p')].find((line) => line.textContent.startsWith('Chose: '))?.textContent`, 5000, 'the decision in the pane');
+  assert.is(chose, 'Chose: Polish first');
   await page.viewport('desktop');
   await settle(page);
 });

@@ -98,8 +98,10 @@ export async function signIn(session: Session): Promise<void> {
 
 /** Starts dist/server.js and resolves with its `Remote access: <link>` line. */
 export async function startServer(dataDir: string, port: number): Promise<{ server: ChildProcess; link: string }> {
-  const serverJs = join(root, 'dist', 'server.js');
-  if (!existsSync(serverJs) || !existsSync(join(root, 'dist', 'ui', 'app.js'))) throw new Error('dist/ is missing: run `node build.mjs --tests` first');
+  // FACTORY_E2E_DIST: an app built elsewhere (several checkouts or agents sharing one dist/).
+  const dist = process.env.FACTORY_E2E_DIST || join(root, 'dist');
+  const serverJs = join(dist, 'server.js');
+  if (!existsSync(serverJs) || !existsSync(join(dist, 'ui', 'app.js'))) throw new Error(`${dist} is missing the app: run \`node build.mjs --tests\` first`);
   const server = spawn(process.execPath, [serverJs, '--data', dataDir, '--remote-port', String(port)], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],

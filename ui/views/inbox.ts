@@ -9,6 +9,7 @@ import type { InboxItem, Snapshot } from '../../src/core/api';
 import { errorText, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction, withUndo } from './dialog';
+import { optionLabels } from './run';
 import { runTitle } from './runs';
 import { withBusy } from './settings-form';
 
@@ -40,8 +41,7 @@ export function decision(item: InboxItem, snapshot: Snapshot | undefined): { tex
   if (!run || !step?.approval) return run && run.status !== 'waiting' ? { text: `No longer waiting: ${run.status}`, approved: false } : undefined;
   if (!step.approval.approved) return { text: 'Rejected', approved: false };
   const defined = snapshot?.pipelines.find((pipeline) => pipeline.id === run.pipelineId)?.steps.find((candidate) => candidate.id === step.id);
-  const options = defined?.kind === 'approval' ? defined.choices?.options ?? [] : [];
-  const labels = (step.approval.selected ?? []).map((id) => options[Number(id) - 1] ?? `option ${id}`);
+  const labels = optionLabels(defined?.kind === 'approval' ? defined.choices : undefined, step.approval.selected);
   return { text: `Approved${labels.length ? `: ${labels.join(', ')}` : ''}`, approved: true };
 }
 

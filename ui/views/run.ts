@@ -59,6 +59,14 @@ interface Problem {
 }
 
 /** Text for people: `code` marks become quotes. */
+/**
+ * The labels of the options an approval chose, in order. Option ids are "1", "2", … (spec
+ * `approveStep`): id "2" is the second label, `options[1]`. An id without a label is shown as such.
+ */
+export function optionLabels(choices: ApprovalChoices | undefined, selected: readonly string[] | undefined): string[] {
+  return (selected ?? []).map((id) => choices?.options[Number(id) - 1] ?? `option ${id}`);
+}
+
 const plain = (text: string) => text.replace(/`([^`]*)`/g, '“$1”').replace(/\.$/, '');
 
 function stepProblem(name: string, error: string): Problem {
@@ -197,7 +205,7 @@ class RunView {
     if (step?.status === 'waiting') notices.push(h('p', { class: 'meta' }, 'Waiting for a decision: the card above.'));
     if (step?.approval) {
       const approval = step.approval;
-      const chosen = (approval.selected ?? []).map((id) => choices?.options[Number(id) - 1] ?? id);
+      const chosen = optionLabels(choices, approval.selected);
       notices.push(h('div', { class: `pane-note run-decision ${approval.approved ? 'status-succeeded' : 'status-rejected'}` },
         h('strong', {}, approval.approved ? '✓ Approved' : '⊘ Rejected'), ' ', timeElement(approval.at),
         chosen.length ? h('p', {}, 'Chose: ', chosen.join(', ')) : null,
