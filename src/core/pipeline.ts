@@ -229,12 +229,12 @@ function readStep(raw: unknown, index: number, reading: StepReading, issues: Iss
   if (kind === 'shell') {
     const command = readText(raw, 'command', `${path}.command`, { max: maxTextLength, trim: false, required: 'is empty: a shell step runs a command' }, issues);
     templated(command, `${path}.command`);
+    const env = readTextMap(raw, 'env', `${path}.env`, issues);
     if (command !== undefined) {
-      for (const problem of shellCommandProblems(command)) {
+      for (const problem of shellCommandProblems(command, env)) {
         if (problem.severity === 'error') issues.push({ field: `${path}.command`, message: commandProblem(problem.message) });
       }
     }
-    const env = readTextMap(raw, 'env', `${path}.env`, issues);
     for (const [envName, value] of Object.entries(env)) templated(value, `${path}.env.${envName}`);
     step = { ...base, kind, command: command ?? '' };
     if (Object.keys(env).length > 0) step.env = env;
@@ -453,7 +453,7 @@ export function pipelineWarnings(pipeline: Pick<Pipeline, 'steps' | 'variables'>
   const warnings: ValidationIssue[] = [];
   for (const step of pipeline.steps) {
     if (step.kind === 'shell') {
-      for (const problem of shellCommandProblems(step.command)) {
+      for (const problem of shellCommandProblems(step.command, step.env)) {
         if (problem.severity === 'warning') warnings.push({ field: `steps.${step.id}.command`, message: commandProblem(problem.message) });
       }
     }

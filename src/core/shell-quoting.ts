@@ -11,9 +11,12 @@
 // evaluates the text of an expansion as code (arithmetic, array subscripts, variable names: a
 // value `a[$(rm -rf ~)]` runs there) and commands that parse it again (`bash -c`, `eval`).
 // `shellCommandProblems` refuses the first (saving fails) and warns about the second; rendering
-// refuses the first too, for pipelines saved before the check.
+// refuses the first too, for pipelines saved before the check. Both follow a placeholder into the
+// shell variables that hold it (core/shell-flow.ts): `x="{{issue.title}}"; echo $((x))` is refused
+// like `echo $(( {{issue.title}} ))`.
 
 import { ValidationError } from './errors';
+import { followShellValues, variablesThrough, type Origin, type ValueFlow } from './shell-flow';
 import { scanShellCommand, type CodePlace, type Quoting, type ShellPlaceholder } from './shell-scan';
 import { environmentName, environmentValue, isKnownPlaceholderRoot, listPlaceholders, resolvePlaceholder, stepEnvironment, type TemplateContext } from './template';
 
@@ -45,13 +48,14 @@ function scanPlaceholders(command: string): ShellPlaceholder[] {
  * warns about it). A `\` or `$` written right before a placeholder keeps the meaning it has before
  * ordinary text. `env` holds the FACTORY_T* values and `stepEnvironment(context)`; NUL characters
  * are removed from values. Run the result with a POSIX shell (`sh -c`) and this environment.
- * Throws ValidationError when a placeholder stands where the shell runs text as code (a pipeline
- * saved before that was refused): no quoting makes a value safe there.
+ * Throws ValidationError when a placeholder stands where the shell runs text as code, itself or
+ * through a variable that holds it (a pipeline saved before that was refused): no quoting makes a
+ * value safe there. `ownEnvironment` is the step's own environment as written (with placeholders).
  */
-export function renderShellCommand(command: string, context: TemplateContext): { command: string; env: Record<string, string> } {
+export function renderShellCommand(command: string, context: TemplateContext, ownEnvironment: Readonly<Record<string, string>> = {}): { command: string; env: Record<string, string> } {
   const placeholders = scanPlaceholders(command);
-  const refused = placeholders.filter((placeholder) => placeholder.codePlace !== undefined);
-  if (refused.length > 0) throw new ValidationError(refused.map((placeholder) => ({ field: '', message: codePlaceMessage(placeholder.path, placeholder.codePlace!) })));
+  const refused = shellCommandProblems(command, ownEnvironment).filter((problem) => problem.severity === 'error');
+  if (refused.length > 0) throw new ValidationError(refused.map((problem) => ({ field: '', message: problem.message })));
   const env = stepEnvironment(context);
   const variableByPath = new Map<string, string>();
   let output = '';
@@ -104,6 +108,10 @@ const codePlaceAdvice: Record<CodePlace, string> = {
   'an array subscript': 'move it out (use a fixed index, or an associative array declared with declare -A)',
   '${x:offset}': 'move it out (copy it into a variable and check it is a number first: n="{{x}}"; case "$n" in ""|*[!0-9]*) exit 1;; esac)',
   'a variable name': 'use a fixed variable name',
+  '${!x}': 'use a fixed variable name',
+  'declare -i': 'give it to a variable without -i and keep only its digits: v="{{x}}"; n="${v//[!0-9]/}"',
+  'declare -a': 'put it in an array literal instead: declare -a list=("{{x}}")',
+  'a prompt string': 'keep run text out of PS1–PS4 and PROMPT_COMMAND',
 };
 
 /** Where the placeholder stands, as the message names it. */
@@ -112,7 +120,56 @@ const codePlacePhrases: Record<CodePlace, string> = {
   '[[ -eq ]]': 'in a number comparison of [[ ]] ([[ -eq ]], -lt, -gt, …)',
   'an array subscript': 'inside an array subscript a[…]', '${x:offset}': 'in the offset or length of ${x:offset}',
   'a variable name': 'as a variable name (of read, printf -v, declare, unset or a -v test)',
+  '${!x}': 'in an indirection ${!…}, whose value names the variable to read',
+  'declare -i': 'in the value of an integer variable (declare -i), which is arithmetic',
+  'declare -a': 'in the value of declare -a or -A, where (…) is an array literal with subscripts',
+  'a prompt string': 'in a prompt string (PS1–PS4, PROMPT_COMMAND), which the shell expands when it prints it',
 };
+
+/** How a variable is read at each code place, as messages say it. */
+const readAs: Record<CodePlace, string> = {
+  '$(( ))': 'is read as arithmetic in', '$[ ]': 'is read as arithmetic in', '(( ))': 'is read as arithmetic in', 'let': 'is read as arithmetic in',
+  '[[ -eq ]]': 'is compared as a number (arithmetic) in', 'an array subscript': 'is read as an array subscript (arithmetic) in',
+  '${x:offset}': 'is read as an offset (arithmetic) in', 'a variable name': 'is read as a variable name in',
+  '${!x}': 'names the variable to read in', 'declare -i': 'is given to an integer variable (arithmetic) in',
+  'declare -a': 'is given to declare -a/-A, which reads (…) as an array literal, in', 'a prompt string': 'is given to a prompt string, which the shell expands, in',
+};
+
+/** What to do instead when a variable carries a value to `place`. */
+function variableAdvice(place: CodePlace, variable: string): string {
+  switch (place) {
+    case 'a variable name':
+    case '${!x}':
+    case 'declare -a':
+    case 'a prompt string':
+      return codePlaceAdvice[place].replaceAll('{{x}}', `$${variable}`);
+    default:
+      return `check it is a number just before: case "$${variable}" in ""|*[!0-9]*) exit 1;; esac (or, in bash, keep only its digits: digits="\${${variable}//[!0-9]/}", then use $digits)`;
+  }
+}
+
+/** "`y` holds `{{issue.title}}` (through `x`)": what a variable holds and where from. */
+function holdsPhrase(origin: Origin): string {
+  const names = variablesThrough(origin);
+  const variable = names.pop()!;
+  const value = origin.path !== undefined ? `\`{{${origin.path}}}\`` : 'text of the run';
+  const from = origin.outside === undefined || origin.outside === variable ? '' : `\`${origin.outside}\``;
+  const through = [from, ...names.filter((name) => name !== origin.outside).map((name) => `\`${name}\``)].filter(Boolean);
+  const set = origin.outside === variable && origin.path === undefined ? ' (Factory sets it for every step)' : '';
+  return `\`${variable}\` holds ${value}${set}${through.length > 0 ? ` (through ${through.join(', ')})` : ''}`;
+}
+
+function flowMessage(flow: ValueFlow): string {
+  const scripts = flow.scripts.map((by) => ` in the script of \`${by}\``).join('');
+  if (flow.origin.variable === undefined) {
+    return `${codePlaceMessage(flow.origin.path!, flow.codePlace!).replace(', where', ` (\`${flow.text}\`${scripts}), where`)}`;
+  }
+  const variable = flow.origin.variable;
+  if (flow.codePlace !== undefined) {
+    return `${holdsPhrase(flow.origin)} and ${readAs[flow.codePlace]} \`${flow.text}\`${scripts}, where the shell runs text as code: ${variableAdvice(flow.codePlace, variable)}`;
+  }
+  return `${holdsPhrase(flow.origin)} and is parsed as code again by \`${flow.reparsedBy}\`${scripts}: a value such as $(rm -rf ~) would run; pass it as an argument instead (sh -c '… "$1" …' _ "$${variable}")`;
+}
 
 function codePlaceMessage(path: string, place: CodePlace): string {
   const written = `{{${path}}}`;
@@ -137,7 +194,7 @@ export interface ShellCommandProblem {
  *   ssh); one in single quotes (it works, but looks as if it would not); one in a quoted
  *   here-document that no shell reads (it is not expanded).
  */
-export function shellCommandProblems(command: string): ShellCommandProblem[] {
+export function shellCommandProblems(command: string, stepEnvironment: Readonly<Record<string, string>> = {}): ShellCommandProblem[] {
   const problems: ShellCommandProblem[] = [];
   const reported = new Set<string>();
   const report = (severity: ShellCommandProblem['severity'], path: string, message: string) => {
@@ -162,6 +219,15 @@ export function shellCommandProblems(command: string): ShellCommandProblem[] {
     } else if (placeholder.quoting === 'quotedHeredoc' && !placeholder.expandedByReader) {
       report('warning', path, `${written} stands in a quoted here-document (<<'EOF'), where nothing expands: the step would see the text \${FACTORY_T1} instead of the value; leave the delimiter unquoted (<<EOF)`);
     }
+  }
+  // The step's own environment variables hold the values of the placeholders written in them.
+  const outside = new Map<string, Origin>();
+  for (const [name, value] of Object.entries(stepEnvironment)) {
+    const first = listPlaceholders(value)[0];
+    if (first !== undefined) outside.set(name, { path: first.path, outside: name, variable: name });
+  }
+  for (const flow of followShellValues(command, listPlaceholders(command), outside)) {
+    report(flow.severity, flow.origin.path ?? flow.origin.outside ?? '', flowMessage(flow));
   }
   return problems;
 }

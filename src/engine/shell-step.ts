@@ -51,7 +51,7 @@ export function commandAsRun(command: string, values: Record<string, string>, se
 export function createShellRunner(run: (options: RunProcessOptions) => Promise<ProcessResult> = runProcess): StepRunner {
   return async (attempt) => {
     const step = attempt.step as ShellStep;
-    const rendered = renderShellCommand(step.command, attempt.template);
+    const rendered = renderShellCommand(step.command, attempt.template, step.env);
     const stepEnvironment: Record<string, string> = {};
     for (const [name, value] of Object.entries(step.env ?? {})) stepEnvironment[name] = renderTemplate(value, attempt.template);
     const environment = buildStepEnvironment({}, attempt.secrets, attempt.environment, rendered.env, stepEnvironment);

@@ -47,11 +47,17 @@ function templateContext(title: string): TemplateContext {
  * with the title in the environment as a step gets it.
  */
 function bashRunsTitle(command: string, title: string): boolean {
+  return shellRunsTitle([bash!], command, title);
+}
+
+/** Runs `command` with `argv` (a shell and its options before -c) in an empty folder, as bashRunsTitle does. */
+function shellRunsTitle(argv: readonly string[], command: string, title: string): boolean {
   const folder = mkdtempSync(join(tmpdir(), 'factory-shell-safety-'));
   try {
     const rendered = command.replaceAll('{{issue.title}}', '${FACTORY_T1}');
     const env = { ...renderShellCommand('true', templateContext(title)).env, FACTORY_T1: title, PATH: process.env.PATH ?? '/usr/bin:/bin' };
-    spawnSync(bash!, ['-c', rendered], { cwd: folder, env, encoding: 'utf8', timeout: 10_000 });
+    // Standard input from /dev/null: on a socket (Node's default pipes) bash would read ~/.bashrc as if run by rshd.
+    spawnSync(argv[0]!, [...argv.slice(1), '-c', rendered], { cwd: folder, env, encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] });
     return readdirSync(folder).length > 0;
   } finally {
     rmSync(folder, { recursive: true, force: true });
@@ -86,7 +92,7 @@ const codePlaces: Array<[command: string, place: string]> = [
   ['read -r "{{issue.title}}" <<< x', 'a variable name'],
   ['printf -v "{{issue.title}}" x', 'a variable name'],
   ['declare "{{issue.title}}=1"', 'a variable name'],
-  ['declare -i n="{{issue.title}}"', 'a variable name'],
+  ['declare -i n="{{issue.title}}"', 'declare -i'],
   ['f() { local "{{issue.title}}=1"; }; f', 'a variable name'],
   ['echo "$(( $(echo "{{issue.title}}") ))"', '$(( ))'],
   ['cat <<EOF\n$(( {{issue.title}} ))\nEOF', '$(( ))'],
@@ -215,5 +221,131 @@ warn('single quotes and quoted here-documents keep their own warnings', () => {
   assert.match(heredoc[0]!.message, 'quoted here-document');
 });
 
+// ───────────────────────────── Values carried by variables ─────────────────────────────
+
+const dash = ['/bin/dash', '/usr/bin/dash'].find((path) => existsSync(path));
+const arithmetic = 'a[$(touch PWNED)]';
+
+interface CarriedCase {
+  command: string;
+  /** The shells that ran the exploit: bash, dash, bash as sh. */
+  shells: Array<'bash' | 'dash' | 'posix'>;
+  title: string;
+  severity: 'error' | 'warning';
+  /** Words the message must hold: the variable, the code place's text, what parses it. */
+  says: string[];
+}
+
+/** Each ran the title as code under a real shell before Factory followed variables; each now saves with an error or a warning. */
+const carried: CarriedCase[] = [
+  { command: 'x="{{issue.title}}"; echo $((x))', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`x`, which holds `{{issue.title}}`', 'read as arithmetic in `$((x))`'] },
+  { command: 'x="{{issue.title}}"; [[ $x -gt 0 ]]', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`x`, which holds', 'number', '`[[ $x -gt 0 ]]`'] },
+  { command: 'declare -i n; n="{{issue.title}}"', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`{{issue.title}}`', 'integer variable (declare -i)', '`n="{{issue.title}}"`'] },
+  { command: 'ref="{{issue.title}}"; echo ${!ref}', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`ref`, which holds', 'names the variable to read in `${!ref}`'] },
+  { command: 'declare -a arr="{{issue.title}}"', shells: ['bash'], title: '([$(touch PWNED)]=1)', severity: 'error', says: ['`{{issue.title}}`', 'declare -a'] },
+  { command: 'PS4="{{issue.title}}"; set -x; true', shells: ['bash'], title: '$(touch PWNED)', severity: 'error', says: ['`{{issue.title}}`', 'prompt string'] },
+  { command: 'source <(echo "{{issue.title}}")', shells: ['bash'], title: 'touch PWNED', severity: 'warning', says: ['`{{issue.title}}`', '`source <(…)`'] },
+  { command: '. /dev/stdin <<< "{{issue.title}}"', shells: ['bash'], title: 'touch PWNED', severity: 'warning', says: ['`{{issue.title}}`', '`. /dev/stdin`'] },
+  { command: 'alias t="{{issue.title}}"\nt', shells: ['dash', 'posix'], title: 'touch PWNED', severity: 'warning', says: ['`{{issue.title}}`', '`alias`'] },
+  { command: 'read x <<< "{{issue.title}}"; echo $((x))', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`x`, which holds', '`$((x))`'] },
+  { command: 'printf -v x %s "{{issue.title}}"; y=$x; echo $(( y + 1 ))', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`y`, which holds `{{issue.title}}` (through `x`)', '`$(( y + 1 ))`'] },
+  { command: 'export PRIO="{{issue.title}}"; bash -c \'[[ $PRIO -gt 2 ]]\'', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`PRIO`, which holds', '`[[ $PRIO -gt 2 ]]` in the script of `bash -c`'] },
+  { command: 'PRIO="{{issue.title}}" bash -c \'echo $(( PRIO ))\'', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`PRIO`, which holds', 'in the script of `bash -c`'] },
+  { command: 'f() { local v="{{issue.title}}"; echo $(( v )); }; f', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`v`, which holds'] },
+  { command: 'readonly r="{{issue.title}}"; (( r )) || true', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`r`, which holds', '`(( r ))`'] },
+  { command: 'typeset t="{{issue.title}}"; let "t + 1"', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`t`, which holds', '`let "t + 1"`'] },
+  { command: 'while read -r line; do echo $(( line )); done <<< "{{issue.title}}"', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`line`, which holds'] },
+  { command: 'echo "{{issue.title}}" | while read -r n; do echo $(( n )); done', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`n`, which holds'] },
+  { command: 'mapfile -t lines <<< "{{issue.title}}"; echo $(( lines ))', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`lines`, which holds'] },
+  { command: 'for x in "{{issue.title}}"; do (( x > 1 )) || true; done', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`x`, which holds'] },
+  { command: 's=abc; x="{{issue.title}}"; echo "${s:x}"', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`x`, which holds', 'offset', '`${s:x}`'] },
+  { command: 'x="{{issue.title}}"; a=(1 2); echo "${a[x]}"', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`x`, which holds', 'subscript', '`${a[x]}`'] },
+  { command: 'x="{{issue.title}}"; PS4="$x"; set -x; true', shells: ['bash'], title: '$(touch PWNED)', severity: 'error', says: ['`x`, which holds', 'prompt string', '`PS4="$x"`'] },
+  { command: 'x="{{issue.title}}"; declare -a arr="$x"', shells: ['bash'], title: '([$(touch PWNED)]=1)', severity: 'error', says: ['`x`, which holds', 'declare -a'] },
+  { command: 'x="{{issue.title}}"; eval "$x"', shells: ['bash'], title: 'touch PWNED', severity: 'warning', says: ['`x`, which holds', '`eval`'] },
+  { command: 'x="{{issue.title}}"; trap "$x" EXIT', shells: ['bash'], title: 'touch PWNED', severity: 'warning', says: ['`x`, which holds', '`trap`'] },
+  { command: 'x="{{issue.title}}"; source <(echo "$x")', shells: ['bash'], title: 'touch PWNED', severity: 'warning', says: ['`x`, which holds', '`source <(…)`'] },
+  { command: 'x="{{issue.title}}"; alias t="$x"\nt', shells: ['dash', 'posix'], title: 'touch PWNED', severity: 'warning', says: ['`x`, which holds', '`alias`'] },
+  { command: 'echo $(( FACTORY_ISSUE_TITLE ))', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`FACTORY_ISSUE_TITLE`, which holds text of the run', '`$(( FACTORY_ISSUE_TITLE ))`'] },
+  { command: 'bash -c \'[[ $FACTORY_ISSUE_TITLE -gt 2 ]]\'', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`FACTORY_ISSUE_TITLE`', 'in the script of `bash -c`'] },
+];
+
+const argvOf: Record<CarriedCase['shells'][number], () => string[] | undefined> = {
+  bash: () => (bash ? [bash] : undefined),
+  dash: () => (dash ? [dash] : undefined),
+  posix: () => (bash ? [bash, '--posix'] : undefined),
+};
+
+const flow = suite('shell safety: values that variables carry into code');
+
+flow('under a real shell, a webhook value carried by each of these runs a command', () => {
+  for (const { command, shells, title } of carried) {
+    for (const shell of shells) {
+      const argv = argvOf[shell]();
+      if (argv) assert.ok(shellRunsTitle(argv, command, title), `${shell} did not run the value in ${JSON.stringify(command)}`);
+    }
+  }
+});
+
+flow('saving refuses the errors and warns about the rest, saying which variable carries which placeholder where', () => {
+  for (const { command, severity, says } of carried) {
+    const found = severity === 'error' ? refusals(command) : warningsOf(command);
+    assert.ok(found.length >= 1, `${JSON.stringify(command)} saved without a ${severity}`);
+    if (severity === 'warning') assert.equal(refusals(command), [], command);
+    const message = found.map((issue) => issue.message).join('\n');
+    assert.ok(found.every((issue) => issue.field === 'steps.build.command'), command);
+    for (const words of says) assert.ok(message.includes(words), `${JSON.stringify(command)}: ${message} lacks ${words}`);
+  }
+});
+
+flow('a run of a pipeline stored before this check refuses to render the errors', () => {
+  for (const { command, severity } of carried) {
+    if (severity === 'error') assert.throws(() => renderShellCommand(command, templateContext(arithmetic)), /where the shell runs text as code/, command);
+    else renderShellCommand(command, templateContext(arithmetic));
+  }
+  assert.throws(() => renderShellCommand('echo $(( PRIO ))', templateContext(arithmetic), { PRIO: '{{issue.title}}' }), /`PRIO` holds `\{\{issue.title\}\}`/);
+});
+
+flow('a placeholder that names the variable to read is refused', () => {
+  assert.match(refusals('echo ${!{{issue.title}}}')[0]!.message, 'in an indirection ${!…}');
+});
+
+/** Ordinary scripts that keep issue text in variables as data: they save without a word, and a hostile title runs nothing. */
+const dataOnly = [
+  'x="{{issue.title}}"; echo "$x"',
+  'x="{{issue.title}}"; printf \'%s\\n\' "$x"',
+  'x="{{issue.title}}"; [[ $x == foo ]] || echo no',
+  'x="{{issue.title}}"; [[ -n $x ]] && echo set',
+  'x="{{issue.title}}"; git --version >/dev/null && echo git commit -m "$x"',
+  'x="{{issue.title}}"; [ "$x" -gt 3 ] 2>/dev/null || echo small',
+  'x="{{issue.title}}"; len=${#x}; echo $(( len + 1 ))',
+  'n="{{issue.title}}"; case "$n" in ""|*[!0-9]*) exit 1;; esac; echo $(( n + 1 ))',
+  'x="{{issue.title}}"; digits="${x//[!0-9]/}"; echo $(( digits + 1 ))',
+  'x="{{issue.title}}"; x="${x//[^0-9]/}"; echo $(( x + 1 ))',
+  'export X="{{issue.title}}"; sh -c \'echo "$X"\'',
+  'X="{{issue.title}}"; bash -c \'echo $(( X + 1 ))\'',
+  'title="{{issue.title}}"; branch="fix/${title// /-}"; echo "$branch"',
+  'sh -c \'echo "$FACTORY_ISSUE_TITLE"\'; echo "${FACTORY_ISSUE_TITLE}"',
+  'declare -a list=("{{issue.title}}"); echo "${list[0]}"',
+  'x="{{issue.title}}"; declare -A m; m[key]="$x"; echo "${m[key]}"',
+  'x="{{issue.title}}"; read -r first rest <<< "$x"; echo "$first"',
+  'n=3; x="{{issue.title}}"; echo $(( n + 1 )) "$x"',
+];
+
+flow('variables that hold issue text as data stay allowed', () => {
+  for (const command of dataOnly) {
+    assert.equal(refusals(command), [], command);
+    assert.equal(warningsOf(command), [], command);
+    if (bash) assert.not.ok(shellRunsTitle([bash], command, arithmetic), `${JSON.stringify(command)} ran the title`);
+  }
+});
+
+flow('a check written before an assignment that brings the value back does not count', () => {
+  assert.is(refusals('n="{{issue.title}}"; case "$n" in *[!0-9]*) exit 1;; esac; n="{{issue.key}}"; echo $(( n ))').length, 1);
+  assert.is(refusals('n=1; case "$n" in *[!0-9]*) exit 1;; esac; while :; do echo $(( n )); n="{{issue.title}}"; done').length, 1);
+  assert.is(refusals('n="{{issue.title}}"; case "$n" in *[!0-9]*) echo odd;; esac; echo $(( n ))').length, 1, 'a check that does not exit');
+});
+
 refuse.run();
 warn.run();
+flow.run();

@@ -317,7 +317,7 @@ problems('keeps data places apart from code places', () => {
   const fine = [
     'echo $(( 1 + 2 )) "{{vars.n}}"',
     'echo "{{vars.n}}" $(( 3 ))',
-    'n="{{vars.n}}"; echo $(( n + 1 ))',
+    'n="{{vars.n}}"; case "$n" in ""|*[!0-9]*) exit 1;; esac; echo $(( n + 1 ))',
     'echo "${x:-{{vars.n}}}" "${x:+{{vars.n}}}" "${x#{{vars.n}}}"',
     'local value="{{vars.n}}"',
     'export PATH="{{vars.n}}:$PATH"',
@@ -330,6 +330,34 @@ problems('keeps data places apart from code places', () => {
     'case "{{vars.n}}" in (a) echo "$(( 1 ))";; *) ;; esac',
   ];
   for (const command of fine) assert.equal(shellCommandProblems(command), [], command);
+});
+
+problems('follows a placeholder through the variables that hold it to a code place', () => {
+  const refused: Array<[string, string]> = [
+    ['n="{{vars.n}}"; echo $(( n + 1 ))', '`n` holds `{{vars.n}}` and is read as arithmetic in `$(( n + 1 ))`'],
+    ['export a="{{vars.n}}"; b=$a; c="${b}"; echo $(( c ))', '`c` holds `{{vars.n}}` (through `a`, `b`) and is read as arithmetic'],
+    ['declare -i n; read n <<< "{{vars.n}}"', 'integer variable'],
+    ['local -i n=5; n+="{{vars.n}}"', 'integer variable'],
+    ['PROMPT_COMMAND="{{vars.n}}"', 'prompt string'],
+    ['x="{{vars.n}}"; unset "$x"', 'read as a variable name'],
+    ['x="{{vars.n}}"; printf -v "$x" 1', 'read as a variable name'],
+    ['x="{{vars.n}}"; [[ 1 -eq x ]]', 'compared as a number'],
+    ['x="{{vars.n}}"; echo $[ x ]', 'read as arithmetic in `$[ x ]`'],
+    ['x="{{vars.n}}"; sh -c "bash -c \\"echo \\\\\\$((x))\\"" ; export x', 'in the script of `sh -c` in the script of `bash -c`'],
+  ];
+  for (const [command, says] of refused) {
+    const errors = shellCommandProblems(command).filter((problem) => problem.severity === 'error');
+    assert.ok(errors.some((problem) => problem.message.includes(says) && problem.path === 'vars.n'), `${command}: ${JSON.stringify(errors)}`);
+  }
+});
+
+problems('the step\'s own environment and Factory\'s variables hold run text from the start', () => {
+  const [error] = shellCommandProblems('[[ $PRIO -gt 2 ]]', { PRIO: 'p{{issue.priority}}', OTHER: 'fixed' });
+  assert.is(error!.severity, 'error');
+  assert.is(error!.message, '`PRIO` holds `{{issue.priority}}` and is compared as a number (arithmetic) in `[[ $PRIO -gt 2 ]]`, where the shell runs text as code: check it is a number just before: case "$PRIO" in ""|*[!0-9]*) exit 1;; esac (or, in bash, keep only its digits: digits="${PRIO//[!0-9]/}", then use $digits)');
+  assert.equal(shellCommandProblems('[[ $OTHER -gt 2 ]]', { OTHER: 'fixed' }), []);
+  const [factory] = shellCommandProblems('y=$FACTORY_VAR_COUNT; eval "echo $y"');
+  assert.is(factory!.message, '`y` holds text of the run (through `FACTORY_VAR_COUNT`) and is parsed as code again by `eval`: a value such as $(rm -rf ~) would run; pass it as an argument instead (sh -c \'… "$1" …\' _ "$y")');
 });
 
 problems('warns where another program parses the value as code again', () => {
@@ -368,7 +396,9 @@ problems('warns where another program parses the value as code again', () => {
 problems('a command of 100,000 characters is scanned in linear time', () => {
   const started = Date.now();
   const units = ['a[ ', '$(( ', '"{{vars.n}}" ', "'", 'x=( [', 'case a in ', '[[ ', '<<EOF\n', '${a[', 'a=1 ', '{ ', '! ', 'x=( ',
-    'declare $(', 'eval $({{vars.n}} ', 'sh | ', 'cat <<E | sh\n{{vars.n}}\n', '"$(', '`', 'a[1]$(', 'read $(', '[[ $('];
+    'declare $(', 'eval $({{vars.n}} ', 'sh | ', 'cat <<E | sh\n{{vars.n}}\n', '"$(', '`', 'a[1]$(', 'read $(', '[[ $(',
+    'x$x=$x ', 'a=$a; ', 'a="{{vars.n}}" b=$a; ', 'read a <<< "$b"; b=$a; ', '${!a', '${a:', 'declare -i a b=$c; ', 'let $(let ', 'bash -c \'bash -c ', 'export a=$a; sh -c \'(( a )); ',
+    'case "$n" in *[!0-9]*) exit;; esac; n=$n; ', 'while read a; do ', 'done <<< "$a"; ', '$(( a$(( a '];
   for (const unit of units) shellCommandProblems(unit.repeat(Math.ceil(100_000 / unit.length)).slice(0, 100_000));
   // Each took about 50 ms; a scan quadratic in the length would take minutes.
   assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
