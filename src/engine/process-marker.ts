@@ -147,18 +147,6 @@ function readEnvironment(path: string, buffer: Buffer): Promise<{ buffer: Buffer
   });
 }
 
-/**
- * The process group of process `pid` (the fifth field of /proc/<pid>/stat, after the command name
- * in parentheses, which may itself hold `) `); undefined when it cannot be read. Never rejects.
- */
-export async function readProcessGroup(pid: number, procFolder = '/proc'): Promise<number | undefined> {
-  const stat = await readFile(`${procFolder}/${pid}/stat`, 'latin1').catch(() => undefined);
-  if (stat === undefined) return undefined;
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const group = Number(fields[2]);
-  return Number.isInteger(group) ? group : undefined;
-}
-
 /** Whether the NUL-separated `environment` has `entry` as one of its strings (not a part of one). */
 function holdsEntry(environment: Buffer, entry: Buffer): boolean {
   for (let at = environment.indexOf(entry); at >= 0; at = environment.indexOf(entry, at + 1)) {

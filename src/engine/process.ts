@@ -4,14 +4,19 @@
 // starts in the background is stopped with it. A step ends when its main process ends; what it left
 // running is stopped (SIGTERM to the group, SIGKILL after the grace period). Cancel and timeout do
 // the same while the main process still runs. Processes that left the group on purpose (`setsid`,
-// daemons) are found by the marker each call puts in the child's environment (process-marker.ts,
-// Linux only) and stopped the same way; their hold on our pipes is cut in any case.
+// daemons) are found, on Linux, in three ways and stopped the same way: the cgroup each call gets
+// where the system lets Factory make one (cgroup.ts), which nothing the step starts can leave; the
+// descendants followed through /proc where it does not (descendants.ts); and the marker each call
+// puts in the child's environment (process-marker.ts). Their hold on our pipes is cut in any case.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { errorMessage, quote } from '../core/errors';
+import { longestTimerMs, setTimer } from '../core/timers';
 import { LineSplitter, OutputTail } from './lines';
-import { createProcessMarker, findMarkedProcesses, readProcessGroup } from './process-marker';
+import { StepCgroup } from './cgroup';
+import { DescendantTracker, readProcessStatus } from './descendants';
+import { createProcessMarker, findMarkedProcesses } from './process-marker';
 
 const DEFAULT_KILL_GRACE_MS = 5000;
 const DEFAULT_OUTPUT_LIMIT = 1_048_576;
@@ -23,8 +28,13 @@ const DEFAULT_OUTPUT_LIMIT = 1_048_576;
 const PIPE_DRAIN_MS = 500;
 /** How often a stopping group is checked for being gone, so SIGKILL is not sent (or waited for) in vain. */
 const GROUP_CHECK_MS = 50;
-/** setTimeout's longest delay; a longer timeout is waited for in several steps. */
-const LONGEST_TIMER_MS = 2_147_483_647;
+/**
+ * How often a step's process tree is looked at where there is no cgroup: a process whose parent
+ * dies sooner than this after starting it may be missed (see descendants.ts).
+ */
+const DESCENDANT_POLL_MS = 100;
+/** How long after the stop began an emptied step cgroup may take to be removed, beyond two grace periods. */
+const CGROUP_REMOVAL_MS = 5000;
 
 export interface RunProcessOptions {
   /** The executable (`/bin/sh`, `claude`); it is never run through a shell by this module. */
@@ -57,6 +67,11 @@ export interface RunProcessOptions {
   onChunk?: (chunk: Buffer, stream: 'out' | 'err') => Promise<void> | void;
   /** Called once the process has started, with its pid (= its process group id). */
   onSpawn?: (pid: number) => void;
+  /**
+   * Put the process in a cgroup of its own where Linux lets Factory make one (default true); false
+   * follows its descendants through /proc instead, as where there is no such cgroup (tests).
+   */
+  useCgroup?: boolean;
 }
 
 export interface ProcessResult {
@@ -84,13 +99,15 @@ export interface ProcessResult {
  *
  * When the result arrives, every process of the group has been sent SIGTERM; if any of them (a
  * zombie included) still exists after `killGraceMs`, SIGKILL follows, even after resolving. On
- * Linux, so has every process whose environment still carries this call's marker, wherever it
- * went (`setsid`, a double fork); the processes carrying it once the group is gone or killed are
- * sent SIGTERM too, and those still carrying it `killGraceMs` after a SIGTERM get SIGKILL.
+ * Linux, so has every process that left the group (`setsid`, a double fork) and is still in the
+ * call's cgroup, or was seen as a descendant, or carries the call's marker; those found again once
+ * the group is gone or killed are sent SIGTERM too, and what is left `killGraceMs` after a SIGTERM
+ * gets SIGKILL (the whole cgroup at once, where there is one).
  */
 export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   checkOptions(options);
-  return new Promise((resolve) => execute(options, resolve));
+  const cgroup = options.useCgroup !== false && process.platform === 'linux' && !options.signal?.aborted ? await StepCgroup.create() : undefined;
+  return new Promise((resolve) => execute(options, cgroup, resolve));
 }
 
 /**
@@ -121,7 +138,7 @@ export function isProcessGroupAlive(pid: number): boolean {
   }
 }
 
-function execute(options: RunProcessOptions, resolve: (result: ProcessResult) => void): void {
+function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined, resolve: (result: ProcessResult) => void): void {
   const started = performance.now();
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tail = new OutputTail(options.outputLimit ?? DEFAULT_OUTPUT_LIMIT);
@@ -139,7 +156,9 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
   let drainTimer: NodeJS.Timeout | undefined;
   let child: ChildProcess | undefined;
   const marker = createProcessMarker();
-  const escaped = new EscapedProcesses(marker.entry, killGraceMs);
+  let cgroup = madeCgroup;
+  let descendants: DescendantTracker | undefined;
+  let leftovers = new Leftovers(marker.entry, killGraceMs);
   /** Sweeps for escaped processes under way that the result waits for. */
   let sweeping = 0;
 
@@ -179,8 +198,10 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
    * SIGTERM now; SIGKILL after the grace period unless the group is gone by then (checked every
    * GROUP_CHECK_MS once the leader exited). These timers outlive the result when a leftover process
    * is still there. Once nothing is left to signal, the pipes get PIPE_DRAIN_MS to close.
-   * The escaped processes are sent SIGTERM right after the group (the result waits for that), and
-   * again once the group is handled, for any that left it while it was stopping.
+   * The processes that left the group are sent SIGTERM right after it (the result waits for that),
+   * and again once the group is handled, for any that left it while it was stopping. Where the
+   * descendants are followed, the tree is looked at once more first: the group's signal ends the
+   * parents that link their children to the step.
    */
   const stopGroup = (): void => {
     if (stopping) return;
@@ -190,9 +211,15 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
       startDrain();
       return;
     }
-    const groupSignalled = signalAll('SIGTERM');
     sweeping += 1;
-    void escaped.terminate(pid).then(() => {
+    descendants?.stopPolling();
+    void (descendants?.update() ?? Promise.resolve()).then(() => signalGroupAndLeftovers(pid));
+    if (cgroup) void cgroup.removeWhenEmpty(2 * killGraceMs + CGROUP_REMOVAL_MS);
+  };
+
+  const signalGroupAndLeftovers = (pid: number): void => {
+    const groupSignalled = signalAll('SIGTERM');
+    void leftovers.terminate(pid).then(() => {
       sweeping -= 1;
       maybeFinish();
     });
@@ -203,14 +230,14 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
     const killTimer = setTimeout(() => {
       clearInterval(groupCheck);
       signalAll('SIGKILL');
-      void escaped.terminate(pid);
+      void leftovers.terminate(pid);
       startDrain();
     }, killGraceMs);
     const groupCheck = setInterval(() => {
       if (!leaderExited || isProcessGroupAlive(pid)) return;
       clearTimeout(killTimer);
       clearInterval(groupCheck);
-      void escaped.terminate(pid);
+      void leftovers.terminate(pid);
       startDrain();
     }, GROUP_CHECK_MS);
   };
@@ -235,23 +262,42 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
 
   if (abortSignal?.aborted) {
     cancelled = true;
+    if (cgroup) dropCgroup(cgroup);
     finish();
     return;
   }
 
   let spawned: ChildProcess;
   try {
-    spawned = spawn(options.command, [...options.args], {
-      cwd: options.cwd,
-      env: { ...options.env, [marker.name]: marker.value },
-      detached: true,
-      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    const start = (): ChildProcess =>
+      spawn(options.command, [...options.args], {
+        cwd: options.cwd,
+        env: { ...options.env, [marker.name]: marker.value },
+        detached: true,
+        stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    if (cgroup) {
+      const started = cgroup.startInside(start);
+      spawned = started.value;
+      if (!started.inside) cgroup = dropCgroup(cgroup);
+    } else {
+      spawned = start();
+    }
   } catch (error) {
+    if (cgroup) dropCgroup(cgroup);
     finish(describeSpawnError(error, options));
     return;
   }
+
+  if (spawned.pid === undefined && cgroup) cgroup = dropCgroup(cgroup);
+  // Without a cgroup the child's tree is followed from now on, before it can have gone far.
+  if (spawned.pid !== undefined && !cgroup) {
+    descendants = DescendantTracker.start(spawned.pid);
+    void descendants?.update();
+    descendants?.poll(DESCENDANT_POLL_MS);
+  }
+  leftovers = new Leftovers(marker.entry, killGraceMs, cgroup, descendants);
 
   child = spawned;
   spawned.on('error', (error) => {
@@ -305,42 +351,58 @@ function execute(options: RunProcessOptions, resolve: (result: ProcessResult) =>
     const checkDeadline = (): void => {
       const remaining = deadline - performance.now();
       if (remaining > 0) {
-        timeoutTimer = setTimeout(checkDeadline, Math.min(Math.ceil(remaining), LONGEST_TIMER_MS));
+        timeoutTimer = setTimer(checkDeadline, remaining); // a timeout longer than a timer's longest is waited for in steps
       } else if (!settled && !leaderExited && !stopping) {
         timedOut = true;
         stopGroup();
       }
     };
-    timeoutTimer = setTimeout(checkDeadline, Math.min(timeoutMs, LONGEST_TIMER_MS));
+    timeoutTimer = setTimer(checkDeadline, timeoutMs);
   }
 }
 
 /**
- * The processes that carry one call's marker (see process-marker.ts), stopped like its group:
- * SIGTERM, then, `graceMs` after, SIGKILL to every process that still carries the marker, unless
- * all those sent SIGTERM are gone before (checked every GROUP_CHECK_MS). The SIGKILL looks again
- * rather than trusting the pids it has: a pid may have been reused, a process may have forked.
+ * The processes of one call that may have left its group: those in its cgroup, those seen as its
+ * descendants (still the same processes), and those carrying its marker (see process-marker.ts).
+ * They are stopped like the group: SIGTERM, then, `graceMs` after, SIGKILL to every one found
+ * again (and to the whole cgroup), unless all those sent SIGTERM are gone before (checked every
+ * GROUP_CHECK_MS). The SIGKILL looks again rather than trusting the pids it has: a pid may have
+ * been reused, a process may have forked.
  */
-class EscapedProcesses {
+class Leftovers {
   private readonly terminated = new Set<number>();
   private killTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly entry: string, private readonly graceMs: number) {}
+  constructor(
+    private readonly entry: string,
+    private readonly graceMs: number,
+    private readonly cgroup?: StepCgroup,
+    private readonly descendants?: DescendantTracker,
+  ) {}
 
   /**
-   * Sends SIGTERM to each marked process not sent one yet, except the members of `group`, which
+   * Sends SIGTERM to each process found not sent one yet, except the members of `group`, which
    * their group's SIGTERM reached already (a second one means "hurry" to some programs). Resolves
    * once sent; never rejects.
    */
   async terminate(group: number): Promise<void> {
     const fresh: number[] = [];
-    for (const pid of await findMarkedProcesses(this.entry)) {
-      if (this.terminated.has(pid) || (await readProcessGroup(pid)) === group) continue;
+    for (const pid of await this.find()) {
+      if (this.terminated.has(pid) || (await readProcessStatus(pid))?.group === group) continue;
       this.terminated.add(pid);
       fresh.push(pid);
       signalProcess(pid, 'SIGTERM');
     }
     if (fresh.length > 0 && this.killTimer === undefined) this.scheduleKill();
+  }
+
+  private async find(): Promise<number[]> {
+    const [marked, members, descendants] = await Promise.all([
+      findMarkedProcesses(this.entry),
+      this.cgroup?.members() ?? [],
+      this.descendants?.living() ?? [],
+    ]);
+    return [...new Set([...marked, ...members, ...descendants])].filter((pid) => pid > 1 && pid !== process.pid);
   }
 
   private scheduleKill(): void {
@@ -353,11 +415,18 @@ class EscapedProcesses {
     this.killTimer = setTimeout(() => {
       clearInterval(check);
       this.killTimer = undefined;
-      void findMarkedProcesses(this.entry).then((pids) => {
+      void this.cgroup?.kill();
+      void this.find().then((pids) => {
         for (const pid of pids) signalProcess(pid, 'SIGKILL');
       });
     }, this.graceMs);
   }
+}
+
+/** Removes a cgroup no process was started in; answers undefined, the cgroup the step has then. */
+function dropCgroup(cgroup: StepCgroup): undefined {
+  void cgroup.removeWhenEmpty(0);
+  return undefined;
 }
 
 /** Sends `signal` to process `pid`; false when that failed (it is gone, or not ours). Never throws. */
@@ -447,8 +516,8 @@ function checkOptions(options: RunProcessOptions): void {
   }
   const { timeoutMs, killGraceMs, outputLimit, maxLineLength } = options;
   if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be 0 or more, got ${describe(timeoutMs)}`);
-  if (killGraceMs !== undefined && !(killGraceMs >= 0 && killGraceMs <= LONGEST_TIMER_MS)) {
-    throw new RangeError(`killGraceMs must be between 0 and ${LONGEST_TIMER_MS}, got ${describe(killGraceMs)}`);
+  if (killGraceMs !== undefined && !(killGraceMs >= 0 && killGraceMs <= longestTimerMs)) {
+    throw new RangeError(`killGraceMs must be between 0 and ${longestTimerMs}, got ${describe(killGraceMs)}`);
   }
   if (outputLimit !== undefined && !(Number.isInteger(outputLimit) && outputLimit >= 0)) {
     throw new RangeError(`outputLimit must be a whole number of bytes, got ${describe(outputLimit)}`);

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createProcessMarker, environmentHolds, findMarkedProcesses, readProcessGroup } from '../../src/engine/process-marker';
+import { createProcessMarker, environmentHolds, findMarkedProcesses } from '../../src/engine/process-marker';
 import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
 
 const markers = suite<{ proc: string }>('process marker');
@@ -82,12 +82,6 @@ markers('finds nothing, without failing, where there is no /proc', async ({ proc
   assert.equal(await findMarkedProcesses('FACTORY_PROCESS_MARKER=abc', join(proc, 'missing')), []);
 });
 
-markers('reads the process group after a command name holding ") "', async ({ proc }) => {
-  fakeProcess(proc, 300, [], '300 (my) odd (name) S 1 4242 4242 0 -1 4194560 0 0 0 0\n');
-  assert.is(await readProcessGroup(300, proc), 4242);
-  assert.is(await readProcessGroup(301, proc), undefined);
-});
-
 markers('finds a real process by its marker in /proc', async () => {
   if (process.platform !== 'linux') return;
   const marker = createProcessMarker();
@@ -95,7 +89,6 @@ markers('finds a real process by its marker in /proc', async () => {
   try {
     await waitFor(async () => (await findMarkedProcesses(marker.entry)).includes(child.pid!), 2000, 'the marked sleep to be found');
     assert.equal(await findMarkedProcesses(marker.entry), [child.pid!]);
-    assert.is(await readProcessGroup(child.pid!), await readProcessGroup(process.pid));
   } finally {
     child.kill('SIGKILL');
   }

@@ -1,9 +1,10 @@
 // runProcess with real processes: exit codes, lines, process groups, kills, limits and spawn errors.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { findOwnCgroupFolder, StepCgroup } from '../../src/engine/cgroup';
 import { isProcessGroupAlive, killProcessGroup, runProcess, type ProcessResult, type RunProcessOptions } from '../../src/engine/process';
 import { rejects } from '../helpers/assert';
 import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
@@ -248,6 +249,157 @@ processes('an escaped process that ignores SIGTERM is killed with SIGKILL after 
   assert.is(pids.length, 1);
   assert.ok(isRunning(pids[0]!), 'it survives SIGTERM');
   await assertAllGone(pids, 3000);
+});
+
+// Processes that leave the group and clear their environment, so the marker is gone too. They
+// are stopped through the step's cgroup where Linux lets Factory make one (here: when
+// `cgroupsHere` says so), and otherwise through the descendants followed in /proc, which
+// `useCgroup: false` forces: both branches are tested wherever the first one is available.
+
+/** A unique `sleep` argument per use, so a check of /proc never confuses another test's sleeps. */
+let sleepSerial = 0;
+function uniqueSleep(): string {
+  sleepSerial += 1;
+  return `300.${process.pid}${sleepSerial}`;
+}
+
+/** Ways a step starts `sleep <argument>` in a session of its own with no marker in its environment. */
+const clearedEnvironmentForms: Record<string, (argument: string) => string> = {
+  'setsid env -i': (argument) => `setsid env -i sleep ${argument} &`,
+  'env -u <marker> setsid': (argument) => `env -u FACTORY_PROCESS_MARKER setsid sleep ${argument} &`,
+  'a program that clears its environment and execs': (argument) => `setsid perl -e '%ENV = (); exec "sleep", "${argument}"' &`,
+};
+
+/** The pids of the processes whose command line is exactly `sleep <argument>`, from /proc. */
+function sleepsWithArgument(argument: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'latin1') === `sleep\0${argument}\0` && isRunning(Number(name))) found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/**
+ * A script that starts `form`, waits until the process runs `sleep <argument>` (its environment
+ * cleared), prints its pid and `started`, then runs `then`.
+ */
+function clearedThen(form: string, argument: string, then: string): string {
+  const waitForSleep = `tries=0; until [ "$(tr '\\0' ' ' < /proc/$!/cmdline 2>/dev/null)" = "sleep ${argument} " ] || [ $tries -ge 500 ]; do sleep 0.01; tries=$((tries + 1)); done`;
+  return `${form}\n${waitForSleep}\necho "pid $!"\necho started\n${then}`;
+}
+
+/** What makes the case hard: whether the escaped sleep still carries a marker, and its process group. */
+function describeEscape(pid: number): { marked: boolean; group: number; parent: number } {
+  const environment = readFileSync(`/proc/${pid}/environ`, 'latin1');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.split(' ');
+  return { marked: environment.includes('FACTORY_PROCESS_MARKER='), group: Number(fields[2]), parent: Number(fields[1]) };
+}
+
+/** Whether this machine lets a process make a step cgroup (cgroup v2, a subtree it may write). */
+async function cgroupsHere(): Promise<boolean> {
+  const cgroup = await StepCgroup.create();
+  if (!cgroup) return false;
+  await cgroup.removeWhenEmpty(0);
+  return true;
+}
+
+const containments = [
+  { name: 'its cgroup', useCgroup: true },
+  { name: 'the descendants followed in /proc', useCgroup: false },
+];
+
+for (const containment of containments) {
+  for (const [formName, form] of Object.entries(clearedEnvironmentForms)) {
+    processes(`cancel stops a process that cleared its environment (${formName}), by ${containment.name}`, async (context) => {
+      const useCgroup = containment.useCgroup && (await cgroupsHere());
+      const argument = uniqueSleep();
+      const controller = new AbortController();
+      let leader = 0;
+      let escape: { marked: boolean; group: number; parent: number } | undefined;
+      const { result } = await runShell(context, clearedThen(form(argument), argument, 'sleep 300'), {
+        signal: controller.signal,
+        killGraceMs: 300,
+        useCgroup,
+        onSpawn: (pid) => (leader = pid),
+        onLine: (line) => {
+          if (line !== 'started') return;
+          const [pid] = sleepsWithArgument(argument);
+          if (pid !== undefined) escape = describeEscape(pid);
+          controller.abort();
+        },
+      });
+      assert.is(result.cancelled, true);
+      assert.is(escape?.marked, false, 'the sleep ran, without a marker');
+      assert.ok(escape && escape.group !== leader, 'the sleep left the step’s process group');
+      await waitFor(() => sleepsWithArgument(argument).length === 0, 3000, `sleep ${argument} to be gone`);
+    });
+
+    processes(`a timeout stops a process that cleared its environment (${formName}), by ${containment.name}`, async (context) => {
+      const useCgroup = containment.useCgroup && (await cgroupsHere());
+      const argument = uniqueSleep();
+      let seen: number[] = [];
+      const { result, out } = await runShell(context, clearedThen(form(argument), argument, 'sleep 300'), {
+        timeoutMs: 1200,
+        killGraceMs: 300,
+        useCgroup,
+        onLine: (line) => {
+          if (line === 'started') seen = sleepsWithArgument(argument);
+        },
+      });
+      assert.is(result.timedOut, true);
+      assert.ok(out.includes('started'), `the escape finished before the timeout: ${out.join('\n')}`);
+      assert.is(seen.length, 1, 'the escaped sleep ran');
+      await waitFor(() => sleepsWithArgument(argument).length === 0, 3000, `sleep ${argument} to be gone`);
+    });
+  }
+}
+
+processes('each call runs in a cgroup of its own where Linux allows one, removed after it', async (context) => {
+  const available = await cgroupsHere();
+  const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((line) => line.startsWith('0::'));
+  const { out } = await runShell(context, "grep '^0::' /proc/self/cgroup");
+  if (!available) {
+    // This machine gives no cgroup to make (cgroup v1, or one we may not write): the step stays in ours.
+    assert.equal(out, own === undefined ? [] : [own]);
+    return;
+  }
+  assert.match(out[0] ?? '', /^0::.*\/factory-step-[0-9a-f]{16}$/);
+  assert.is(out[0]!.slice(0, out[0]!.lastIndexOf('/')).replace(/^0::$/, '0::/'), own, 'made under our own cgroup');
+  const stepFolder = join((await findOwnCgroupFolder())!, out[0]!.split('/').at(-1)!);
+  await waitFor(() => !existsSync(stepFolder), 3000, 'the step cgroup to be removed');
+  assert.is(readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((line) => line.startsWith('0::')), own, 'we are back in our own');
+});
+
+processes('with a cgroup, a step that leaves a double-forked process without marker behind and exits stops it', async (context) => {
+  // The subshell forks the escapee and exits at once, before any look at /proc could link the
+  // escapee to the step; it has no marker and a session of its own: only the cgroup still holds it.
+  if (!(await cgroupsHere())) return; // no cgroup here: the branch that applies is the descendants one, tested above
+  const argument = uniqueSleep();
+  const script = [
+    `( setsid env -i sleep ${argument} & echo $! > escaped.pid )`,
+    `tries=0; until [ -s escaped.pid ] && [ "$(tr '\\0' ' ' < /proc/$(cat escaped.pid)/cmdline 2>/dev/null)" = "sleep ${argument} " ] || [ $tries -ge 500 ]; do sleep 0.01; tries=$((tries + 1)); done`,
+    'echo "pid $(cat escaped.pid)"',
+  ].join('\n');
+  let leader = 0;
+  let escape: { marked: boolean; group: number; parent: number } | undefined;
+  const { result } = await runShell(context, script, {
+    killGraceMs: 300,
+    onSpawn: (pid) => (leader = pid),
+    onLine: (line) => {
+      const [pid] = sleepsWithArgument(argument);
+      if (line.startsWith('pid ') && pid !== undefined) escape = describeEscape(pid);
+    },
+  });
+  assert.is(result.exitCode, 0);
+  assert.ok(escape, 'the escaped sleep ran');
+  assert.is(escape!.marked, false);
+  assert.ok(escape!.group !== leader && escape!.parent !== leader, 'neither in the group nor a child of the step');
+  await waitFor(() => sleepsWithArgument(argument).length === 0, 3000, `sleep ${argument} to be gone`);
 });
 
 processes('a process of the group gets one SIGTERM on cancel, not a second one from the marker', async (context) => {
