@@ -9,8 +9,8 @@
 // answers undefined and the caller falls back to following descendants (descendants.ts).
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, openSync, writeSync } from 'node:fs';
-import { mkdir, open, readFile, rmdir } from 'node:fs/promises';
+import { closeSync, constants, openSync, rmdirSync, writeSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rmdir, stat } from 'node:fs/promises';
 
 /** Each step cgroup's folder name starts with this; the rest is random. */
 export const STEP_CGROUP_PREFIX = 'factory-step-';
@@ -127,6 +127,23 @@ export class StepCgroup {
     }
   }
 
+  /**
+   * The step cgroup process `pid` is in (one a Factory made: its name starts with
+   * STEP_CGROUP_PREFIX), or undefined (none, or no cgroup v2). For a restart, which finds a
+   * crashed Factory's step by one of its processes. Never rejects.
+   */
+  static async holding(pid: number, procFolder = '/proc'): Promise<StepCgroup | undefined> {
+    const [cgroups, mountinfo] = await Promise.all(
+      [`${procFolder}/${pid}/cgroup`, `${procFolder}/self/mountinfo`].map((file) => readFile(file, 'utf8').catch(() => undefined)),
+    );
+    const path = cgroups === undefined ? undefined : parseUnifiedCgroupPath(cgroups);
+    const folder = path === undefined || mountinfo === undefined ? undefined : cgroupFolderOf(path, mountinfo);
+    const name = path?.split('/').at(-1) ?? '';
+    if (folder === undefined || !name.startsWith(STEP_CGROUP_PREFIX)) return undefined;
+    const parentFolder = folder.slice(0, folder.lastIndexOf('/'));
+    return new StepCgroup(folder, parentFolder, parentFolder);
+  }
+
   /** The pids of the processes in it now (zombies are not listed). Never rejects. */
   async members(): Promise<number[]> {
     const text = await readFile(`${this.folder}/cgroup.procs`, 'latin1').catch(() => '');
@@ -173,15 +190,59 @@ export class StepCgroup {
    */
   async removeWhenEmpty(timeoutMs: number): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      try {
-        await rmdir(this.folder);
-        return true;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
-        if ((error as NodeJS.ErrnoException).code !== 'EBUSY' || performance.now() >= deadline) return false;
+    removeAtExit(this.folder, true);
+    try {
+      for (;;) {
+        try {
+          await rmdir(this.folder);
+          return true;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
+          if ((error as NodeJS.ErrnoException).code !== 'EBUSY' || performance.now() >= deadline) return false;
+        }
+        await new Promise((resolve) => setTimeout(resolve, CHECK_MS));
       }
-      await new Promise((resolve) => setTimeout(resolve, CHECK_MS));
+    } finally {
+      removeAtExit(this.folder, false);
+    }
+  }
+
+  /**
+   * Removes the empty step cgroups under this process's own that are older than `minimumAgeMs`:
+   * those a Factory that crashed (or exited while waiting for them to empty) left behind. A new
+   * one is never touched: it is empty only for the moment before its child starts. Never rejects.
+   */
+  static async removeStale(minimumAgeMs: number, parentFolder?: string): Promise<void> {
+    const folder = parentFolder ?? (await findOwnCgroupFolder());
+    if (folder === undefined) return;
+    const names = await readdir(folder).catch(() => [] as string[]);
+    for (const name of names.filter((candidate) => candidate.startsWith(STEP_CGROUP_PREFIX))) {
+      const made = await stat(`${folder}/${name}`).catch(() => undefined);
+      if (made && Date.now() - made.mtimeMs >= minimumAgeMs) await rmdir(`${folder}/${name}`).catch(() => {});
+    }
+  }
+}
+
+/** Step cgroups waiting to empty: tried once more, synchronously, if this process exits first. */
+const removalsPending = new Set<string>();
+let exitHookInstalled = false;
+
+function removeAtExit(folder: string, pending: boolean): void {
+  if (!pending) {
+    removalsPending.delete(folder);
+    return;
+  }
+  if (!exitHookInstalled) process.once('exit', removePendingNow);
+  exitHookInstalled = true;
+  removalsPending.add(folder);
+}
+
+function removePendingNow(): void {
+  for (const folder of removalsPending) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      // Still in use: a later start's removeStale takes it.
     }
   }
 }

@@ -1,7 +1,7 @@
 // Step cgroups against a folder laid out like cgroupfs (so every branch runs on any machine), and
 // the parsing of /proc/self/cgroup and /proc/self/mountinfo.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -122,6 +122,15 @@ cgroups('leaves no step cgroup behind in the parent', async ({ root }) => {
   const made = await Promise.all([1, 2, 3].map(() => StepCgroup.create(root)));
   await Promise.all(made.map((cgroup) => cgroup!.removeWhenEmpty(0)));
   assert.equal(readdirSync(root).filter((name) => name.startsWith(STEP_CGROUP_PREFIX)), []);
+});
+
+cgroups('at a restart, removes the empty step cgroups left long ago, and nothing else', async ({ root }) => {
+  const longAgo = new Date(Date.now() - 120_000);
+  for (const name of ['factory-step-old', 'factory-step-busy', 'factory-step-new', 'other-old']) mkdirSync(join(root, name));
+  writeFileSync(join(root, 'factory-step-busy', 'cgroup.procs'), '123\n'); // not empty: rmdir fails
+  for (const name of ['factory-step-old', 'factory-step-busy', 'other-old']) utimesSync(join(root, name), longAgo, longAgo);
+  await StepCgroup.removeStale(60_000, root);
+  assert.equal(readdirSync(root).sort(), ['cgroup.procs', 'factory-step-busy', 'factory-step-new', 'other-old']);
 });
 
 cgroups.run();

@@ -21,7 +21,7 @@ async function waitForStatus(factory: ChildFactory, runId: string, statuses: Run
   return run!;
 }
 
-restart('after SIGKILL: the running run is interrupted, the waiting one can be approved, the queued ones run', async () => {
+restart('after SIGKILL: the running three-step run is interrupted (no step left pending), the waiting one can be approved, the queued ones run', async () => {
   const dir = makeTempDir('factory-restart');
   let factory: ChildFactory | undefined;
   let leader = 0;
@@ -29,7 +29,7 @@ restart('after SIGKILL: the running run is interrupted, the waiting one can be a
     factory = await startChildFactory(childPath, dir);
     const { projects } = await factory.call('snapshot');
     const save = (name: string, steps: ReturnType<typeof shell>[]) => factory!.call('savePipeline', { projectId: projects[0]!.id, name, variables: {}, steps });
-    const slow = await save('Slow', [shell('work', 'echo "leader $$"; exec sleep 60')]);
+    const slow = await save('Slow', [shell('prepare', 'echo ready'), shell('work', 'echo "leader $$"; exec sleep 60'), shell('publish', 'echo published')]);
     const gate = await save('Gate', [approval('gate', 'Go?'), shell('after', 'echo approved after restart')]);
     const quick = await save('Quick', [shell('hello', 'echo "hello {{issue.title}}"')]);
     await factory.call('saveSettings', { maxParallelRuns: 1 });
@@ -47,9 +47,9 @@ restart('after SIGKILL: the running run is interrupted, the waiting one can be a
     assert.is((await factory.call('getRun', queuedTwo.id))!.status, 'queued');
     // run.json keeps the attempt's process group for a restart; callers never see it.
     const runFile = join(dir, 'runs', running.id, 'run.json');
-    const storedStep = () => (JSON.parse(readFileSync(runFile, 'utf8')) as Run).steps[0]!;
+    const storedStep = () => (JSON.parse(readFileSync(runFile, 'utf8')) as Run).steps[1]!;
     await waitFor(() => existsSync(runFile) && 'processGroup' in storedStep(), 5_000, 'run.json to name the process group');
-    assert.not.ok('processGroup' in (await factory.call('getRun', running.id))!.steps[0]!);
+    assert.not.ok('processGroup' in (await factory.call('getRun', running.id))!.steps[1]!);
 
     await factory.kill('SIGKILL');
     factory = await startChildFactory(childPath, dir);
@@ -57,8 +57,12 @@ restart('after SIGKILL: the running run is interrupted, the waiting one can be a
     const interrupted = (await factory.call('getRun', running.id))!;
     assert.is(interrupted.status, 'failed');
     assert.is(interrupted.error, 'interrupted');
-    assert.is(interrupted.steps[0]!.status, 'failed');
-    assert.is(interrupted.steps[0]!.error, 'interrupted');
+    // The step that ran failed as interrupted; the one before keeps its success, the one after was skipped.
+    assert.equal(interrupted.steps.map((step) => [step.id, step.status, step.error]), [
+      ['prepare', 'succeeded', undefined],
+      ['work', 'failed', 'interrupted'],
+      ['publish', 'skipped', undefined],
+    ]);
     assert.not.ok('processGroup' in storedStep(), 'the restart forgot the process group');
     // The step the killed engine left behind was stopped by the restart (a zombie counts as gone).
     await waitFor(() => {
