@@ -56,6 +56,8 @@ export interface Factory {
   dataDir: string;
   /** Remote access: its state, sign-in link and token reset. */
   remote: RemoteAccess;
+  /** The run service, for starting runs as triggers do (a follow-up's internal origin); tests use it. */
+  runs: RunService;
   /** Stops everything: servers closed, pending writes flushed. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -157,6 +159,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     api,
     dataDir: options.dataDir,
     remote,
+    runs,
     stop() {
       stopping ??= (async () => {
         await remote.stop();

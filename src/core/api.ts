@@ -420,6 +420,12 @@ export interface HarnessDefinition {
   promptVia: 'stdin' | 'arg';
   versionArgs: string[];
   modelsArgs?: string[];
+  /**
+   * Arguments that resume an earlier agent session, placed before the prompt (before a final `-`
+   * on stdin, before `{{prompt}}` as an argument); must use {{sessionId}}. Absent: the harness
+   * cannot resume, and a follow-up starts fresh with the earlier run's summary.
+   */
+  resume?: string[];
   models: string[];
   /** A parser in src/harness/parsers: 'text', 'claude-stream-json', 'codex-json', ... */
   output: string;

@@ -23,7 +23,8 @@ import type { EventHub } from './events';
 import { RunLogs } from './run-logs';
 import { recoverRuns } from './recovery';
 import { runProcess } from './process';
-import type { StepOutcome, StepRunners } from './steps';
+import type { EarlierAgentWork, StepOutcome, StepRunners } from './steps';
+import { agentWorkOf, earlierRunsOnBranch } from './follow-up-session';
 import { deleteRunBranch, listRunBranches, retireWorkspace } from './kept-work';
 import { prepareWorkspace, worktreePath, type CommandRunner } from './workspace';
 
@@ -75,6 +76,12 @@ export class RunService {
   /** Run ids, oldest first (ids sort by creation). */
   private order: string[] = [];
   /** Ids of queued runs, oldest first: what `pump` looks at (never all runs). */
+/** Where a run comes from, past the public start request: its trigger, and the pull request it follows up. */
+export interface RunOrigin {
+  triggerId?: string;
+  followUp?: RunFollowUp;
+}
+
   private queue: string[] = [];
   private readonly active = new Map<string, ActiveRun>();
   private readonly logs: RunLogs;
@@ -205,7 +212,7 @@ export class RunService {
   // ─── Starting and deciding ───
 
   /** Validates, snapshots the pipeline, writes the run durably, queues it; returns it as queued. */
-  async startRun(input: unknown, origin: { triggerId?: string } = {}): Promise<Run> {
+  async startRun(input: unknown, origin: RunOrigin = {}): Promise<Run> {
     const run = await this.createRun(input, origin);
     const queued = copyRun(run);
     this.admit(run);
@@ -213,14 +220,14 @@ export class RunService {
   }
 
   /** startRun without the copy of the run: resolves with its id (what a webhook delivery needs). */
-  async queueRun(input: unknown, origin: { triggerId?: string } = {}): Promise<string> {
+  async queueRun(input: unknown, origin: RunOrigin = {}): Promise<string> {
     const run = await this.createRun(input, origin);
     this.admit(run);
     return run.id;
   }
 
   /** A new run from a start request, written durably (not yet known to the service). */
-  private async createRun(input: unknown, origin: { triggerId?: string }): Promise<Run> {
+  private async createRun(input: unknown, origin: RunOrigin): Promise<Run> {
     if (this.stopping) throw new ConflictError('Factory is stopping; the run was not started');
     const request = validateStartRequest(input);
     const pipeline = this.options.config.getPipeline(request.pipelineId);
@@ -240,6 +247,7 @@ export class RunService {
     await this.options.store.create(run);
     return run;
   }
+      ...(origin.followUp ? { followUp: origin.followUp } : {}),
 
   /** Makes a durable new run known, announces it and queues it. */
   private admit(run: Run): void {
@@ -560,7 +568,7 @@ export class RunService {
       const attempts = step.kind === 'approval' ? 1 : (step.retries ?? 0) + 1;
       for (let tried = 0; tried < attempts; tried++) {
         const attempt = stepRun.attempt + 1;
-        for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message'] as const) delete stepRun[key];
+        for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message', 'sessionId'] as const) delete stepRun[key];
         Object.assign(stepRun, { attempt, status: 'running', startedAt: this.now() });
         this.logs.begin(run.id, step.id, attempt);
         this.changed(run);
@@ -591,6 +599,7 @@ export class RunService {
           this.changed(run);
           await this.options.store.save(run);
           this.announce({ type: 'step-waiting', run, step: stepRun });
+    let earlier: Promise<EarlierAgentWork | undefined> | undefined;
           return;
         }
         delete (stepRun as StoredStepRun).processGroup;
@@ -606,9 +615,12 @@ export class RunService {
         if (tried + 1 < attempts) this.logs.note(run.id, `Attempt ${attempt} failed; trying again (${tried + 2} of ${attempts})`, step.id, attempt);
       }
       if ((stepRun.status as StepRun['status']) === 'failed' && !step.continueOnError) {
+        if (step.kind === 'agent' && run.followUp) earlier ??= this.earlierAgentWork(run);
+        const earlierWork = step.kind === 'agent' ? await earlier : undefined;
         return this.finish(run, 'failed', `Step \`${step.id}\` failed: ${stepRun.error ?? 'unknown error'}`);
       }
     }
+          ...(earlierWork ? { earlier: earlierWork } : {}),
     return this.finish(run, 'succeeded');
   }
 
@@ -616,6 +628,13 @@ export class RunService {
   private stopped(run: Run): Promise<void> {
     return this.stopping ? this.finish(run, 'failed', 'interrupted') : this.finish(run, 'cancelled');
   }
+            // The session is what a follow-up resumes: written at once, so it outlives a crash.
+            if (details.sessionId) this.options.store.save(run).catch(() => undefined);
+          },
+          recordPullRequest: async (pullRequest) => {
+            stepRun.pullRequest = pullRequest;
+            this.changed(run);
+            await this.options.store.save(run);
 
   private async finish(run: Run, status: 'succeeded' | 'failed' | 'cancelled' | 'rejected', error?: string): Promise<void> {
     const now = this.now();
@@ -651,6 +670,16 @@ export class RunService {
   private log(runId: string, stepId: string, attempt: number, line: string, stream: NonNullable<LogLine['stream']>): void {
     this.logs.line(runId, stepId, attempt, line, stream);
   }
+  /** What the run that last worked on a follow-up's branch did with agents (follow-up-session.ts), read whole. */
+  private async earlierAgentWork(run: Run): Promise<EarlierAgentWork | undefined> {
+    for (const id of earlierRunsOnBranch(this.allRuns(), run)) {
+      const earlier = await this.getRun(id).catch(() => undefined);
+      const work = earlier && agentWorkOf(earlier);
+      if (work) return work;
+    }
+    return undefined;
+  }
+
 
   private templateContext(run: Run, project: Project, workspace: string): TemplateContext {
     const steps: TemplateContext['steps'] = {};
