@@ -8,7 +8,7 @@
 // (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
 
 import { resolve } from 'node:path';
-import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type Run, type RunBranch, type StepRun } from '../core/api';
+import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type Run, type RunBranch, type RunFollowUp, type StepRun } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newRunId } from '../core/ids';
 import {
@@ -66,6 +66,12 @@ export interface RunServiceOptions {
   now?: () => number;
 }
 
+/** Where a run comes from, past the public start request: its trigger, and the pull request it follows up. */
+export interface RunOrigin {
+  triggerId?: string;
+  followUp?: RunFollowUp;
+}
+
 interface ActiveRun {
   controller: AbortController;
   done: Promise<void>;
@@ -76,12 +82,6 @@ export class RunService {
   /** Run ids, oldest first (ids sort by creation). */
   private order: string[] = [];
   /** Ids of queued runs, oldest first: what `pump` looks at (never all runs). */
-/** Where a run comes from, past the public start request: its trigger, and the pull request it follows up. */
-export interface RunOrigin {
-  triggerId?: string;
-  followUp?: RunFollowUp;
-}
-
   private queue: string[] = [];
   private readonly active = new Map<string, ActiveRun>();
   private readonly logs: RunLogs;
@@ -237,6 +237,7 @@ export interface RunOrigin {
       pipelineName: pipeline.name,
       projectId: pipeline.projectId,
       ...(origin.triggerId ? { triggerId: origin.triggerId } : {}),
+      ...(origin.followUp ? { followUp: origin.followUp } : {}),
       ...(request.issue ? { issue: request.issue } : {}),
       variables: { ...pipeline.variables, ...request.variables },
       status: 'queued',
@@ -247,7 +248,6 @@ export interface RunOrigin {
     await this.options.store.create(run);
     return run;
   }
-      ...(origin.followUp ? { followUp: origin.followUp } : {}),
 
   /** Makes a durable new run known, announces it and queues it. */
   private admit(run: Run): void {
@@ -560,6 +560,7 @@ export interface RunOrigin {
       this.changed(run);
     }
 
+    let earlier: Promise<EarlierAgentWork | undefined> | undefined;
     for (let index = 0; index < run.steps.length; index++) {
       const stepRun = run.steps[index]!;
       if (stepRun.status !== 'pending') continue;
@@ -575,9 +576,12 @@ export interface RunOrigin {
         if (step.kind !== 'approval') await this.options.store.save(run); // after a crash, the step that was running is known
         const timeoutMs = (step.timeoutSec ?? defaultStepTimeoutSec) * 1000;
         const template = this.templateContext(run, project, run.workspace);
+        if (step.kind === 'agent' && run.followUp) earlier ??= this.earlierAgentWork(run);
+        const earlierWork = step.kind === 'agent' ? await earlier : undefined;
         const outcome: StepOutcome = await this.options.runners[step.kind]({
           runId: run.id, step, attempt, workspace: run.workspace, template, timeoutMs, signal,
           defaults: { ...(pipeline.harnessId ? { harnessId: pipeline.harnessId } : {}), ...(pipeline.model ? { model: pipeline.model } : {}) },
+          ...(earlierWork ? { earlier: earlierWork } : {}),
           environment: buildStepEnvironment(this.baseEnvironment(), this.secrets()),
           secrets: this.secrets(),
           log: (line, stream) => this.log(run.id, step.id, attempt, line, stream),
@@ -585,6 +589,8 @@ export interface RunOrigin {
           record: (details) => {
             Object.assign(stepRun, details);
             this.changed(run);
+            // The session is what a follow-up resumes: written at once, so it outlives a crash.
+            if (details.sessionId) this.options.store.save(run).catch(() => undefined);
           },
           started: (processGroup) => {
             (stepRun as StoredStepRun).processGroup = processGroup;
@@ -599,7 +605,6 @@ export interface RunOrigin {
           this.changed(run);
           await this.options.store.save(run);
           this.announce({ type: 'step-waiting', run, step: stepRun });
-    let earlier: Promise<EarlierAgentWork | undefined> | undefined;
           return;
         }
         delete (stepRun as StoredStepRun).processGroup;
@@ -615,26 +620,26 @@ export interface RunOrigin {
         if (tried + 1 < attempts) this.logs.note(run.id, `Attempt ${attempt} failed; trying again (${tried + 2} of ${attempts})`, step.id, attempt);
       }
       if ((stepRun.status as StepRun['status']) === 'failed' && !step.continueOnError) {
-        if (step.kind === 'agent' && run.followUp) earlier ??= this.earlierAgentWork(run);
-        const earlierWork = step.kind === 'agent' ? await earlier : undefined;
         return this.finish(run, 'failed', `Step \`${step.id}\` failed: ${stepRun.error ?? 'unknown error'}`);
       }
     }
-          ...(earlierWork ? { earlier: earlierWork } : {}),
     return this.finish(run, 'succeeded');
+  }
+
+  /** What the run that last worked on a follow-up's branch did with agents (follow-up-session.ts), read whole. */
+  private async earlierAgentWork(run: Run): Promise<EarlierAgentWork | undefined> {
+    for (const id of earlierRunsOnBranch(this.allRuns(), run)) {
+      const earlier = await this.getRun(id).catch(() => undefined);
+      const work = earlier && agentWorkOf(earlier);
+      if (work) return work;
+    }
+    return undefined;
   }
 
   /** A run whose execution was aborted: cancelled by the user, or interrupted by a stop. */
   private stopped(run: Run): Promise<void> {
     return this.stopping ? this.finish(run, 'failed', 'interrupted') : this.finish(run, 'cancelled');
   }
-            // The session is what a follow-up resumes: written at once, so it outlives a crash.
-            if (details.sessionId) this.options.store.save(run).catch(() => undefined);
-          },
-          recordPullRequest: async (pullRequest) => {
-            stepRun.pullRequest = pullRequest;
-            this.changed(run);
-            await this.options.store.save(run);
 
   private async finish(run: Run, status: 'succeeded' | 'failed' | 'cancelled' | 'rejected', error?: string): Promise<void> {
     const now = this.now();
@@ -670,16 +675,6 @@ export interface RunOrigin {
   private log(runId: string, stepId: string, attempt: number, line: string, stream: NonNullable<LogLine['stream']>): void {
     this.logs.line(runId, stepId, attempt, line, stream);
   }
-  /** What the run that last worked on a follow-up's branch did with agents (follow-up-session.ts), read whole. */
-  private async earlierAgentWork(run: Run): Promise<EarlierAgentWork | undefined> {
-    for (const id of earlierRunsOnBranch(this.allRuns(), run)) {
-      const earlier = await this.getRun(id).catch(() => undefined);
-      const work = earlier && agentWorkOf(earlier);
-      if (work) return work;
-    }
-    return undefined;
-  }
-
 
   private templateContext(run: Run, project: Project, workspace: string): TemplateContext {
     const steps: TemplateContext['steps'] = {};

@@ -23,10 +23,21 @@ export interface StepAttempt {
   log(line: string, stream: 'out' | 'err' | 'info'): void;
   /** A process's output bytes as they come (split into lines only when read); a promise asks the producer to wait. */
   output(chunk: Buffer, stream: 'out' | 'err'): Promise<void> | undefined;
-  /** Stores what the step was given (a rendered prompt or approval message) as soon as it is known. */
-  record(details: { prompt?: string; systemPrompt?: string; message?: string }): void;
+  /** Stores what the step was given (a rendered prompt or approval message) or the agent session, as soon as it is known. */
+  record(details: { prompt?: string; systemPrompt?: string; message?: string; sessionId?: string }): void;
+  /** Agent steps of a follow-up run: what the run that last worked on its branch did (resume.ts). */
+  earlier?: EarlierAgentWork;
   /** Records the process group of the attempt's process (written down, for crash recovery). */
   started(processGroup: number): void;
+}
+
+/** The agent steps of the run that last worked on a follow-up's branch, for an agent step to resume. */
+export interface EarlierAgentWork {
+  runId: string;
+  /** That run's working folder, where it had one (Claude Code keeps sessions by folder). */
+  workspace?: string;
+  /** Its agent steps that ran, in pipeline order; harnessId is the step's or its pipeline's (from the run's snapshot), absent for the default harness. */
+  steps: { stepId: string; harnessId?: string; sessionId?: string; output?: string }[];
 }
 
 export type StepOutcome =

@@ -11,6 +11,7 @@ import type { StepOutcome, StepRunner } from '../engine/steps';
 import { notInstalledMessage } from './builtins';
 import { buildInvocation } from './invocation';
 import { createParser } from './parsers';
+import { planResume, promptWithSummary, sessionNotFoundPattern } from './resume';
 
 export const defaultStallSec = 600;
 /** The final answer kept as the step's output, like a shell step's stdout (the tail). */
@@ -83,68 +84,95 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
     const systemPrompt = step.systemPrompt ? renderTemplate(step.systemPrompt, attempt.template) : undefined;
     attempt.record({ prompt, ...(systemPrompt ? { systemPrompt } : {}) });
     const model = step.model ?? attempt.defaults?.model ?? '';
-    const invocation = buildInvocation(definition, { prompt, systemPrompt, model });
+    buildInvocation(definition, { prompt, systemPrompt, model }); // refuses a bad value before anything runs
     const environment = buildStepEnvironment({}, attempt.secrets, attempt.environment, stepEnvironment(attempt.template), definition.env);
-    const parser = createParser(definition.output);
     const commandPath = await options.resolveCommand(definition);
     if (!commandPath) return { status: 'failed', error: notInstalledMessage(definition) };
 
-    attempt.log(`$ ${[invocation.command, ...invocation.args.map((arg) => (arg === prompt ? '<prompt>' : arg))].join(' ')}`, 'info');
-    const stallMs = (step.stallSec ?? defaultStallSec) * 1000;
-    const lastError = new LastError();
-    let lastOutputAt = now();
-    let stallReported = false;
-    const stallCheck = setInterval(() => {
-      if (stallReported || now() - lastOutputAt < stallMs) return;
-      stallReported = true;
-      const message = `No output for ${formatDuration(now() - lastOutputAt)}: the agent may be stuck (it is stopped after its timeout of ${formatDuration(attempt.timeoutMs)})${lastError.suffix(definition.name)}`;
-      attempt.log(message, 'info');
-      options.stalled(attempt.runId, step.id, message);
-    }, Math.max(50, Math.min(stallMs / 4, 15_000)));
+    /** One run of the CLI; `sessionNotFound` when it was asked to resume and said it has no such session. */
+    const runAgent = async (promptText: string, resumeSessionId?: string): Promise<{ outcome: StepOutcome; sessionNotFound: boolean }> => {
+      if (promptText !== prompt) attempt.record({ prompt: promptText });
+      const invocation = buildInvocation(definition, { prompt: promptText, systemPrompt, model, ...(resumeSessionId ? { resumeSessionId } : {}) });
+      const parser = createParser(definition.output);
+      attempt.log(`$ ${[invocation.command, ...invocation.args.map((arg) => (arg === promptText ? '<prompt>' : arg))].join(' ')}`, 'info');
+      const stallMs = (step.stallSec ?? defaultStallSec) * 1000;
+      const lastError = new LastError();
+      let lastOutputAt = now();
+      let stallReported = false;
+      const stallCheck = setInterval(() => {
+        if (stallReported || now() - lastOutputAt < stallMs) return;
+        stallReported = true;
+        const message = `No output for ${formatDuration(now() - lastOutputAt)}: the agent may be stuck (it is stopped after its timeout of ${formatDuration(attempt.timeoutMs)})${lastError.suffix(definition.name)}`;
+        attempt.log(message, 'info');
+        options.stalled(attempt.runId, step.id, message);
+      }, Math.max(50, Math.min(stallMs / 4, 15_000)));
 
-    let lastErrorLine: string | undefined;
-    let result: ProcessResult;
-    try {
-      result = await run({
-        command: commandPath,
-        args: invocation.args,
-        ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
-        cwd: attempt.workspace,
-        env: environment,
-        timeoutMs: attempt.timeoutMs,
-        signal: attempt.signal,
-        onSpawn: (pid) => attempt.started(pid),
-        outputLimit: 1,
-        onLine: (line, stream) => {
-          lastOutputAt = now();
-          if (stream === 'err') {
-            if (line.trim()) lastErrorLine = line.trim().slice(0, maxQuotedError);
-            lastError.stderrLine(line);
-            attempt.log(line, 'err');
-            return;
-          }
-          for (const parsed of parser.push(line)) {
-            if (parsed.error !== undefined) lastError.event(parsed.error);
-            attempt.log(parsed.text, parsed.stream);
-          }
-        },
-      });
-    } finally {
-      clearInterval(stallCheck);
-    }
-    const parsed = parser.finish();
-    const usage = parsed.usage && Object.keys(parsed.usage).length > 0 ? { usage: parsed.usage } : {};
-    const output = parsed.output.length > maxOutputLength ? parsed.output.slice(-maxOutputLength) : parsed.output;
-    let outcome: StepOutcome;
-    if (result.spawnError) outcome = { status: 'failed', error: `${definition.name}: ${result.spawnError}` };
-    else if (result.cancelled) outcome = { status: 'cancelled' };
-    else if (result.timedOut) outcome = { status: 'failed', output, ...usage, error: `Timed out after ${formatDuration(attempt.timeoutMs)}${lastError.suffix(definition.name)}` };
-    else if (result.exitCode !== 0) {
-      const reason = parsed.error ?? lastErrorLine ?? (result.exitCode === null ? `killed by ${result.signal}` : `exited with code ${result.exitCode}`);
-      outcome = { status: 'failed', output, ...usage, ...(result.exitCode !== null ? { exitCode: result.exitCode } : {}), error: `${definition.name} failed: ${reason}` };
-    } else if (parsed.error) outcome = { status: 'failed', output, ...usage, exitCode: 0, error: `${definition.name} reported an error: ${parsed.error}` };
-    else outcome = { status: 'succeeded', output, ...usage, exitCode: 0 };
-    attempt.log(`${outcome.status === 'succeeded' ? 'Succeeded' : outcome.status === 'cancelled' ? 'Cancelled' : 'error' in outcome ? outcome.error : 'Failed'} in ${formatDuration(result.durationMs)}`, 'info');
-    return outcome;
+      let lastErrorLine: string | undefined;
+      let recordedSession: string | undefined;
+      let sessionMissing = false;
+      let result: ProcessResult;
+      try {
+        result = await run({
+          command: commandPath,
+          args: invocation.args,
+          ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
+          cwd: attempt.workspace,
+          env: environment,
+          timeoutMs: attempt.timeoutMs,
+          signal: attempt.signal,
+          onSpawn: (pid) => attempt.started(pid),
+          outputLimit: 1,
+          onLine: (line, stream) => {
+            lastOutputAt = now();
+            if (resumeSessionId && sessionNotFoundPattern.test(line)) sessionMissing = true;
+            if (stream === 'err') {
+              if (line.trim()) lastErrorLine = line.trim().slice(0, maxQuotedError);
+              lastError.stderrLine(line);
+              attempt.log(line, 'err');
+              return;
+            }
+            for (const parsed of parser.push(line)) {
+              if (parsed.error !== undefined) lastError.event(parsed.error);
+              attempt.log(parsed.text, parsed.stream);
+            }
+            // The session as soon as the CLI names it: a crash later still leaves it to resume.
+            const sessionId = parser.sessionId();
+            if (sessionId !== undefined && sessionId !== recordedSession) {
+              recordedSession = sessionId;
+              attempt.record({ sessionId });
+            }
+          },
+        });
+      } finally {
+        clearInterval(stallCheck);
+      }
+      const parsed = parser.finish();
+      const usage = parsed.usage && Object.keys(parsed.usage).length > 0 ? { usage: parsed.usage } : {};
+      const output = parsed.output.length > maxOutputLength ? parsed.output.slice(-maxOutputLength) : parsed.output;
+      let outcome: StepOutcome;
+      if (result.spawnError) outcome = { status: 'failed', error: `${definition.name}: ${result.spawnError}` };
+      else if (result.cancelled) outcome = { status: 'cancelled' };
+      else if (result.timedOut) outcome = { status: 'failed', output, ...usage, error: `Timed out after ${formatDuration(attempt.timeoutMs)}${lastError.suffix(definition.name)}` };
+      else if (result.exitCode !== 0) {
+        const reason = parsed.error ?? lastErrorLine ?? (result.exitCode === null ? `killed by ${result.signal}` : `exited with code ${result.exitCode}`);
+        outcome = { status: 'failed', output, ...usage, ...(result.exitCode !== null ? { exitCode: result.exitCode } : {}), error: `${definition.name} failed: ${reason}` };
+      } else if (parsed.error) outcome = { status: 'failed', output, ...usage, exitCode: 0, error: `${definition.name} reported an error: ${parsed.error}` };
+      else outcome = { status: 'succeeded', output, ...usage, exitCode: 0 };
+      attempt.log(`${outcome.status === 'succeeded' ? 'Succeeded' : outcome.status === 'cancelled' ? 'Cancelled' : 'error' in outcome ? outcome.error : 'Failed'} in ${formatDuration(result.durationMs)}`, 'info');
+      return { outcome, sessionNotFound: sessionMissing && outcome.status === 'failed' && result.exitCode !== null && !result.timedOut };
+    };
+
+    // A follow-up: resume the earlier run's session, or start fresh with its summary (resume.ts).
+    const plan = attempt.earlier
+      ? await planResume(attempt.earlier, definition, { defaultHarnessId: options.defaultHarnessId() ?? 'claude', workspace: attempt.workspace, environment })
+      : undefined;
+    if (plan) attempt.log(plan.note, 'info');
+    const freshPrompt = plan ? promptWithSummary(prompt, plan) : prompt;
+    if (!plan?.sessionId) return (await runAgent(freshPrompt)).outcome;
+    const resumed = await runAgent(prompt, plan.sessionId);
+    if (!resumed.sessionNotFound) return resumed.outcome;
+    // The CLI lost the session (another machine, a cleaned folder): once more, fresh, in the same attempt.
+    attempt.log(`${definition.name} has no session ${plan.sessionId}: starting fresh${plan.summary ? ` with the summary of run ${plan.runId}` : ''} (not counted as a failed attempt)`, 'info');
+    return (await runAgent(freshPrompt)).outcome;
   };
 }

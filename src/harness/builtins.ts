@@ -8,6 +8,7 @@
 // - The prompt goes on stdin wherever the CLI reads it from there; only Cursor takes it as an
 //   argument, as the last element, after `--` (its parser ends options there), so a prompt such as
 //   `--help` stays data.
+// - `resume` (PROVIDERS.md §7) goes just before the prompt: before a final `-`, else at the end.
 
 import type { HarnessDefinition } from '../core/api';
 
@@ -19,6 +20,8 @@ const claude: HarnessDefinition = {
   enabled: true,
   command: 'claude',
   args: ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', '--model', '{{model}}', '--append-system-prompt', '{{systemPrompt}}'],
+  // Keeps the session id (no --fork-session); the transcript must be in this folder's project folder (sessions.ts).
+  resume: ['--resume', '{{sessionId}}'],
   promptVia: 'stdin',
   versionArgs: ['--version'],
   // No CLI command lists models: the aliases the CLI accepts.
@@ -35,6 +38,8 @@ const codex: HarnessDefinition = {
   enabled: true,
   command: 'codex',
   args: ['exec', '--json', '--skip-git-repo-check', '-s', 'workspace-write', '-m', '{{model}}', '-'],
+  // `exec [options] resume <id> -`: exec's options stay before the subcommand (PROVIDERS.md §7).
+  resume: ['resume', '{{sessionId}}'],
   promptVia: 'stdin',
   versionArgs: ['--version'],
   models: ['gpt-5-codex', 'gpt-5'],
@@ -50,6 +55,8 @@ const gemini: HarnessDefinition = {
   enabled: true,
   command: 'gemini',
   args: ['--approval-mode', 'auto_edit', '-m', '{{model}}', '-o', 'stream-json'],
+  // Works headless; Gemini keeps sessions per project folder, so another folder may not find it (then a fresh start).
+  resume: ['--resume', '{{sessionId}}'],
   promptVia: 'stdin',
   versionArgs: ['--version'],
   models: ['gemini-2.5-pro', 'gemini-2.5-flash'],

@@ -15,7 +15,7 @@ import type { ConfigService } from '../engine/config';
 import { runProcess } from '../engine/process';
 import type { ConfigFile } from '../store/data-store';
 import { alternativeCommands, builtInHarnesses, findBuiltInHarness, notInstalledMessage } from './builtins';
-import { promptElement } from './invocation';
+import { promptElement, sessionIdElement } from './invocation';
 
 /** How long a version command may take before the harness is reported as `timed out`. */
 const DEFAULT_VERSION_TIMEOUT_MS = 5000;
@@ -27,11 +27,11 @@ const KILL_GRACE_MS = 1000;
 const VERSION_MAX_LENGTH = 200;
 
 /** The fields a user may change; `id` and `builtIn` are decided by the service. */
-const editableFields = ['name', 'enabled', 'command', 'args', 'promptVia', 'versionArgs', 'modelsArgs', 'models', 'output', 'env'] as const;
+const editableFields = ['name', 'enabled', 'command', 'args', 'promptVia', 'versionArgs', 'modelsArgs', 'resume', 'models', 'output', 'env'] as const;
 type EditableField = (typeof editableFields)[number];
 
 /** The fields that take lists, as a message names them. */
-const listWords: Record<string, string> = { args: 'arguments', versionArgs: 'version arguments', modelsArgs: 'models arguments', models: 'models' };
+const listWords: Record<string, string> = { args: 'arguments', versionArgs: 'version arguments', modelsArgs: 'models arguments', resume: 'resume arguments', models: 'models' };
 
 /** What a new custom harness gets for the fields its input leaves out. */
 const customDefaults = { enabled: true, args: [], promptVia: 'stdin', versionArgs: ['--version'], models: [], output: 'text' };
@@ -97,7 +97,7 @@ export class HarnessService {
 
   /**
    * Creates or updates a harness and returns it as stored. Fields the input leaves out keep their
-   * current value (a new custom harness gets customDefaults); `modelsArgs: []` and `env: {}` clear. A built-in id stores only the fields
+   * current value (a new custom harness gets customDefaults); `modelsArgs: []`, `resume: []` and `env: {}` clear. A built-in id stores only the fields
    * that differ from the default; an input without id creates a custom harness with a new `hrn_`
    * id; another id must name a custom harness (NotFoundError). ValidationError lists every field
    * that does not fit (see checkDefinition).
@@ -301,7 +301,8 @@ export function parseModelList(output: string): string[] {
  * trimmed, models without blanks or duplicates, empty `modelsArgs` / `env` left out. Every
  * problem goes into one ValidationError naming its field: an empty name or command, a NUL
  * anywhere, args that are not strings, an unknown `{{placeholder}}`, promptVia 'arg' without
- * exactly one `{{prompt}}` element (or 'stdin' with one), an output format not in `formats`.
+ * exactly one `{{prompt}}` element (or 'stdin' with one), resume arguments without `{{sessionId}}`
+ * or with another placeholder, an output format not in `formats`.
  */
 export function checkDefinition(input: Record<string, unknown>, formats: readonly string[]): Omit<HarnessDefinition, 'id' | 'builtIn'> {
   const issues: ValidationIssue[] = [];
@@ -325,6 +326,7 @@ export function checkDefinition(input: Record<string, unknown>, formats: readonl
   for (const [field, list] of [['versionArgs', versionArgs], ['modelsArgs', modelsArgs]] as const) {
     if (list.some((element) => element.match(anyPlaceholderPattern))) issues.push({ field, message: `The ${listWords[field]} cannot use placeholders: ${quote(list)}` });
   }
+  const resume = input.resume === undefined ? [] : checkResume(input.resume, issues);
   const models = checkModels(input.models, issues);
   const output = input.output;
   if (typeof output !== 'string' || !formats.includes(output)) {
@@ -338,6 +340,7 @@ export function checkDefinition(input: Record<string, unknown>, formats: readonl
     versionArgs, models, output: output as string,
   };
   if (modelsArgs.length > 0) definition.modelsArgs = modelsArgs;
+  if (resume.length > 0) definition.resume = resume;
   if (env && Object.keys(env).length > 0) definition.env = env;
   return definition;
 }
@@ -365,6 +368,18 @@ function checkPlaceholders(field: string, list: readonly string[], issues: Valid
       if (!knownPlaceholders.has(match[0])) issues.push({ field, message: `The ${listWords[field]} use an unknown placeholder ${quote(match[0])}: use {{prompt}}, {{model}} or {{systemPrompt}}` });
     }
   }
+}
+
+/** Resume arguments: none (an empty list), or a list whose only placeholder is `{{sessionId}}`, used at least once. */
+function checkResume(value: unknown, issues: ValidationIssue[]): string[] {
+  const list = checkStringList('resume', value, issues);
+  if (list.length === 0) return list;
+  const others = list.flatMap((element) => [...element.matchAll(anyPlaceholderPattern)].map((match) => match[0]).filter((name) => name !== sessionIdElement));
+  if (others.length > 0) issues.push({ field: 'resume', message: `The resume arguments use ${quote(others[0])}: their only placeholder is ${sessionIdElement}` });
+  else if (!list.some((element) => element.includes(sessionIdElement))) {
+    issues.push({ field: 'resume', message: `The resume arguments must say where the session id goes with ${sessionIdElement}, e.g. --resume and ${sessionIdElement}, not ${quote(list)}` });
+  }
+  return list;
 }
 
 function checkModels(value: unknown, issues: ValidationIssue[]): string[] {
@@ -396,10 +411,11 @@ function pickEditable(input: Record<string, unknown> | Partial<HarnessDefinition
   return picked;
 }
 
-/** A built-in with its stored override; an empty `modelsArgs` in the override means "none". */
+/** A built-in with its stored override; an empty `modelsArgs` or `resume` in the override means "none". */
 function applyOverride(builtIn: HarnessDefinition, override: Partial<HarnessDefinition> | undefined): HarnessDefinition {
   const merged = { ...structuredClone(builtIn), ...pickEditable(override), id: builtIn.id, builtIn: true } as HarnessDefinition;
   if (merged.modelsArgs?.length === 0) delete merged.modelsArgs;
+  if (merged.resume?.length === 0) delete merged.resume;
   if (merged.env && Object.keys(merged.env).length === 0) delete merged.env;
   return merged;
 }
@@ -407,7 +423,7 @@ function applyOverride(builtIn: HarnessDefinition, override: Partial<HarnessDefi
 /** The fields of `definition` that differ from the built-in default. */
 function overrideOf(builtIn: HarnessDefinition, definition: HarnessDefinition): Partial<HarnessDefinition> {
   const override: Record<string, unknown> = {};
-  const emptyOf = (field: EditableField) => (field === 'modelsArgs' ? [] : field === 'env' ? {} : undefined);
+  const emptyOf = (field: EditableField) => (field === 'modelsArgs' || field === 'resume' ? [] : field === 'env' ? {} : undefined);
   for (const field of editableFields) {
     const value = definition[field] ?? emptyOf(field);
     if (JSON.stringify(value) !== JSON.stringify(builtIn[field] ?? emptyOf(field))) override[field] = value;

@@ -11,11 +11,15 @@ export const harnessPlaceholders = ['prompt', 'model', 'systemPrompt'] as const;
 export const placeholderPattern = /\{\{(prompt|model|systemPrompt)\}\}/g;
 /** The args element that stands for the prompt when it goes as an argument. */
 export const promptElement = '{{prompt}}';
+/** The one placeholder of a harness's `resume` arguments. */
+export const sessionIdElement = '{{sessionId}}';
 
 export interface InvocationRequest {
   prompt: string;
   systemPrompt?: string;
   model?: string;
+  /** An earlier session to resume through the definition's `resume` arguments (ignored without them). */
+  resumeSessionId?: string;
 }
 
 export interface Invocation {
@@ -37,11 +41,16 @@ export interface Invocation {
  *   element verbatim; when it starts with `-` and args do not already put `--` before it, `--` is
  *   inserted, since a prompt read as a flag would be worse than a stray `--` for any CLI.
  *
+ * - `resumeSessionId` with `resume` arguments: those, `{{sessionId}}` replaced, go just before the
+ *   prompt: before the `{{prompt}}` element (and a `--` just before it), or on stdin before a final
+ *   `-` (Codex's `exec … resume <id> -`), else at the end.
+ *
  * Throws ValidationError for a value containing NUL (argv cannot carry it), a model starting with
- * `-` after a short flag, or an 'arg' definition without its `{{prompt}}` element.
+ * `-` after a short flag, a session id starting with `-`, or an 'arg' definition without its
+ * `{{prompt}}` element.
  */
 export function buildInvocation(
-  definition: Pick<HarnessDefinition, 'command' | 'args' | 'promptVia'>,
+  definition: Pick<HarnessDefinition, 'command' | 'args' | 'promptVia' | 'resume'>,
   request: InvocationRequest,
 ): Invocation {
   const values: Record<string, string> = {
@@ -51,10 +60,16 @@ export function buildInvocation(
   const prompt = request.prompt;
   if (definition.promptVia === 'arg') checkValue('prompt', prompt);
 
+  const resume = resumeArguments(definition, request.resumeSessionId);
+  const resumeAt = resume.length === 0 ? -1 : resumePosition(definition);
   const args: string[] = [];
   let previousIsLiteralFlag = false;
   let promptPlaced = false;
-  for (const element of definition.args) {
+  for (const [index, element] of definition.args.entries()) {
+    if (index === resumeAt) {
+      args.push(...resume);
+      previousIsLiteralFlag = false;
+    }
     // The prompt as one argv element, never rendered.
     if (element === promptElement && definition.promptVia === 'arg') {
       if (prompt.startsWith('-') && args.at(-1) !== '--') args.push('--');
@@ -89,12 +104,32 @@ export function buildInvocation(
     }
     previousIsLiteralFlag = false;
   }
+  if (resumeAt === definition.args.length) args.push(...resume);
 
   if (definition.promptVia === 'arg') {
     if (!promptPlaced) throw new ValidationError([{ field: 'args', message: `The arguments need a \`${promptElement}\` line when the prompt goes in as an argument (promptVia 'arg'), not ${quote(definition.args)}` }]);
     return { command: definition.command, args };
   }
   return { command: definition.command, args, stdin: prompt };
+}
+
+/** The rendered `resume` arguments for a session id; none without an id or without `resume`. */
+function resumeArguments(definition: Pick<HarnessDefinition, 'resume'>, sessionId: string | undefined): string[] {
+  if (!sessionId || !definition.resume?.length) return [];
+  checkValue('sessionId', sessionId);
+  if (sessionId.startsWith('-')) throw new ValidationError([{ field: 'sessionId', message: `The session id ${quote(sessionId)} starts with \`-\` and would be read as a flag` }]);
+  // One pass: the id is inserted once and never read as a template.
+  return definition.resume.map((element) => element.split(sessionIdElement).join(sessionId));
+}
+
+/** The index in args before which the resume arguments go (args.length: at the end). */
+function resumePosition(definition: Pick<HarnessDefinition, 'args' | 'promptVia'>): number {
+  const { args } = definition;
+  if (definition.promptVia === 'arg') {
+    const prompt = args.indexOf(promptElement);
+    if (prompt >= 0) return prompt > 0 && args[prompt - 1] === '--' ? prompt - 1 : prompt;
+  }
+  return args.at(-1) === '-' ? args.length - 1 : args.length;
 }
 
 /** `systemPrompt` → "system prompt": a value as a message names it. */

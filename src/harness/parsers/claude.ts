@@ -4,7 +4,8 @@
 // Output: the `result` text of a successful result line, else the last assistant message's text.
 // Usage choice: inputTokens counts every prompt token the model read, so the cache-creation and
 // cache-read tokens are added to `input_tokens` (Codex and Gemini report input that way too).
-import { asArray, asNumber, asObject, asString, sumNumbers, type JsonObject } from './fields';
+// Session: the `session_id` every line carries (`system` init first, `result` last).
+import { LatestSessionId, asArray, asNumber, asObject, asString, sumNumbers, type JsonObject } from './fields';
 import { readJsonLine } from './json-lines';
 import { doneLine, errorLine, sessionLines, textLines, toolCallLine, toolResultLine } from './readable';
 import type { OutputParser, ParsedLine, ParseResult } from './types';
@@ -21,12 +22,16 @@ export interface FinalResult {
   error?: string;
 }
 
-/** Reads a `result` line: is_error or an `error_*` subtype is an error whose message is the result text, else the subtype. */
+/**
+ * Reads a `result` line: is_error or an `error_*` subtype is an error whose message is the result
+ * text, else its `errors` (Claude Code's list, e.g. `No conversation found with session ID: …`), else the subtype.
+ */
 export function readFinalResult(event: JsonObject, costUsd?: number): FinalResult {
   const subtype = asString(event.subtype) ?? '';
   const text = asString(event.result);
   if (event.is_error === true || subtype.startsWith('error')) {
-    const error = text && text.trim() !== '' ? text : subtype || 'error';
+    const errors = asArray(event.errors).filter((item): item is string => typeof item === 'string' && item.trim() !== '');
+    const error = text && text.trim() !== '' ? text : errors.length > 0 ? errors.join('; ') : subtype || 'error';
     return { lines: [errorLine(error)], error };
   }
   const figures = { turns: asNumber(event.num_turns), durationMs: asNumber(event.duration_ms), costUsd };
@@ -52,6 +57,7 @@ export function createClaudeParser(): OutputParser {
   const assistantText = new LastAssistantText();
   let usage = new UsageTotal();
   let final: FinalResult | undefined;
+  const session = new LatestSessionId();
 
   function readAssistant(event: JsonObject): ParsedLine[] | undefined {
     const message = asObject(event.message);
@@ -99,6 +105,7 @@ export function createClaudeParser(): OutputParser {
   }
 
   function read(event: JsonObject): ParsedLine[] | undefined {
+    session.see(event.session_id);
     switch (event.type) {
       case 'system':
         return event.subtype === 'init' ? sessionLines(event.session_id, event.model) : [];
@@ -122,5 +129,6 @@ export function createClaudeParser(): OutputParser {
       if (final?.error !== undefined) result.error = final.error;
       return result;
     },
+    sessionId: () => session.value,
   };
 }

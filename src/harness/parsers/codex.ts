@@ -5,8 +5,9 @@
 // Output: the text of the last agent_message. Usage: `turn.completed.usage` summed over turns
 // (`input_tokens` already includes `cached_input_tokens`); no cost is reported.
 // Error: a `turn.failed` message; else the last `error` event not followed by a completed turn
-// (Codex also reports retried stream errors that way).
-import { asArray, asNumber, asObject, asString, type JsonObject } from './fields';
+// (Codex also reports retried stream errors that way). Session: `thread.started.thread_id` (what
+// `codex exec resume <id>` takes).
+import { LatestSessionId, asArray, asNumber, asObject, asString, type JsonObject } from './fields';
 import { readJsonLine } from './json-lines';
 import { describeValue, errorLine, firstLine, textLines, toolCallLine, toolResultLine } from './readable';
 import type { OutputParser, ParsedLine, ParseResult } from './types';
@@ -19,6 +20,7 @@ export function createCodexParser(): OutputParser {
   let lastMessage = '';
   let turnFailure: string | undefined;
   let pendingError: string | undefined;
+  const session = new LatestSessionId();
 
   /** The call line of a tool-like item, once per item id; none for items that are not tool calls. */
   function callLines(item: JsonObject): ParsedLine[] {
@@ -97,6 +99,7 @@ export function createCodexParser(): OutputParser {
   function read(event: JsonObject): ParsedLine[] | undefined {
     switch (event.type) {
       case 'thread.started':
+        session.see(event.thread_id);
         return asString(event.thread_id) ? [{ text: `thread ${event.thread_id}`, stream: 'info' }] : [];
       case 'turn.started':
         return [];
@@ -133,5 +136,6 @@ export function createCodexParser(): OutputParser {
       if (error !== undefined) result.error = error;
       return result;
     },
+    sessionId: () => session.value,
   };
 }

@@ -1,8 +1,8 @@
 // Cursor CLI `agent -p --output-format stream-json` (PROVIDERS.md §4). Lines: `system` (init), `user`,
 // `assistant` (text blocks), `tool_call` started/completed (`tool_call.<kind>ToolCall: {args, result}`),
 // and `result`. No usage or cost is reported. On failure there may be no result line: then no error
-// is reported here and the caller uses stderr.
-import { asNumber, asObject, asString, type JsonObject } from './fields';
+// is reported here and the caller uses stderr. Session: the `session_id` of init, assistant and result lines.
+import { LatestSessionId, asNumber, asObject, asString, type JsonObject } from './fields';
 import { LastAssistantText, readFinalResult, type FinalResult } from './claude';
 import { readJsonLine } from './json-lines';
 import { firstLine, sessionLines, textBlocks, textLines, toolCallLine, toolResultLine } from './readable';
@@ -44,8 +44,10 @@ function resultLine(result: unknown): ParsedLine {
 export function createCursorParser(): OutputParser {
   const assistantText = new LastAssistantText();
   let final: FinalResult | undefined;
+  const session = new LatestSessionId();
 
   function read(event: JsonObject): ParsedLine[] | undefined {
+    session.see(event.session_id);
     switch (event.type) {
       case 'system':
         return event.subtype === 'init' ? sessionLines(event.session_id, event.model) : [];
@@ -81,5 +83,6 @@ export function createCursorParser(): OutputParser {
       if (final?.error !== undefined) result.error = final.error;
       return result;
     },
+    sessionId: () => session.value,
   };
 }

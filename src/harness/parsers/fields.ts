@@ -31,3 +31,12 @@ export function sumNumbers(...values: unknown[]): number | undefined {
   }
   return total;
 }
+
+/** The latest session id a CLI reported: each `see` of a non-blank text replaces it. */
+export class LatestSessionId {
+  value: string | undefined;
+
+  see(value: unknown): void {
+    if (typeof value === 'string' && value.trim() !== '') this.value = value;
+  }
+}

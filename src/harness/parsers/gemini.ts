@@ -6,8 +6,8 @@
 // a partial last line waits for its line feed or the next other event (a stream cut off before the
 // `result` event loses that tail from the log, never from the output).
 // Usage: `result.stats` input_tokens (older: input) and output_tokens; no cost. Error: `result.status:
-// error` (its message), else the last `error` event whose severity is not a warning.
-import { asNumber, asObject, asString, type JsonObject } from './fields';
+// error` (its message), else the last `error` event whose severity is not a warning. Session: `init.session_id`.
+import { LatestSessionId, asNumber, asObject, asString, type JsonObject } from './fields';
 import { readJsonLine } from './json-lines';
 import { describeValue, doneLine, errorLine, firstLine, sessionLines, textLines, toolCallLine, toolResultLine } from './readable';
 import type { OutputParser, ParsedLine, ParseResult } from './types';
@@ -20,6 +20,7 @@ export function createGeminiParser(): OutputParser {
   let partialLine = '';
   let resultError: string | undefined;
   let eventError: string | undefined;
+  const session = new LatestSessionId();
 
   /** The waiting partial line as a log line (none when empty). */
   function takePartialLine(): ParsedLine[] {
@@ -51,6 +52,7 @@ export function createGeminiParser(): OutputParser {
   function readWholeEvent(event: JsonObject): ParsedLine[] | undefined {
     switch (event.type) {
       case 'init':
+        session.see(event.session_id);
         return sessionLines(event.session_id, event.model);
       case 'message': {
         const content = asString(event.content);
@@ -98,5 +100,6 @@ export function createGeminiParser(): OutputParser {
       if (error !== undefined) result.error = error;
       return result;
     },
+    sessionId: () => session.value,
   };
 }

@@ -3,8 +3,8 @@
 // error}), `step_finish` (part.cost, part.tokens), `reasoning`, and `error` {error:{name, data:{message}}}.
 // Output: the text parts of the last step that had text, joined by line feeds (all text when no step
 // was marked). Usage summed over steps: input counts cache reads and writes too (as for Claude),
-// output counts reasoning tokens (billed as output); cost summed.
-import { asNumber, asObject, asString, sumNumbers, type JsonObject } from './fields';
+// output counts reasoning tokens (billed as output); cost summed. Session: the `sessionID` of every line.
+import { LatestSessionId, asNumber, asObject, asString, sumNumbers, type JsonObject } from './fields';
 import { readJsonLine } from './json-lines';
 import { describeValue, errorLine, firstLine, textLines, toolCallLine, toolResultLine } from './readable';
 import type { OutputParser, ParsedLine, ParseResult } from './types';
@@ -15,6 +15,7 @@ export function createOpencodeParser(): OutputParser {
   let stepTexts: string[] = [];
   let lastTexts: string[] = [];
   let error: string | undefined;
+  const session = new LatestSessionId();
 
   function readToolUse(part: JsonObject): ParsedLine[] {
     const state = asObject(part.state);
@@ -32,6 +33,7 @@ export function createOpencodeParser(): OutputParser {
   }
 
   function read(event: JsonObject): ParsedLine[] | undefined {
+    session.see(event.sessionID);
     if (event.type === 'error') {
       const object = asObject(event.error);
       error = asString(asObject(object?.data)?.message) ?? asString(object?.name) ?? (describeValue(event.error) || 'error');
@@ -72,5 +74,6 @@ export function createOpencodeParser(): OutputParser {
       if (error !== undefined) result.error = error;
       return result;
     },
+    sessionId: () => session.value,
   };
 }

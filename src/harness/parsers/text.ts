@@ -10,5 +10,6 @@ export function createTextParser(): OutputParser {
       return [{ text: line, stream: 'out' }];
     },
     finish: () => ({ output: lines.join('\n') }),
+    sessionId: () => undefined,
   };
 }

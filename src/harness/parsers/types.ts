@@ -24,4 +24,6 @@ export interface OutputParser {
   push(line: string): ParsedLine[];
   /** After the process ended: the final answer, usage and an error the CLI reported. Calling it twice gives the same answer. */
   finish(): ParseResult;
+  /** The agent session's id as the CLI last reported it so far (what a later run resumes), or undefined. */
+  sessionId(): string | undefined;
 }

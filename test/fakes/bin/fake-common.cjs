@@ -12,7 +12,8 @@
 //   offline  the CLI's errors when it cannot reach its service (format.offline, else its error
 //            shape), FAKE_RETRY_MS (50) apart, then silence until it is killed; never exits
 // Every mode that finishes also writes `agent-was-here.txt` (the prompt) into the working folder,
-// unless FAKE_NO_WRITE=1.
+// unless FAKE_NO_WRITE=1. FAKE_ARGS_FILE=<path> appends {argv, cwd, prompt} as one JSON line per run.
+// A format's `sessionId` (when set) is the session the run reports, else a new UUID.
 'use strict';
 
 const fs = require('fs');
@@ -103,6 +104,11 @@ function startSleeper() {
  *   error(ctx)           { lines, stderr } of a failed run
  *   offline(ctx)         optional: { lines, stderr: [] } the CLI prints while it retries without a network
  */
+/** Tests read what each invocation was given (FAKE_ARGS_FILE): one JSON line {argv, cwd, prompt} per run. */
+function recordArguments(prompt) {
+  if (process.env.FAKE_ARGS_FILE) fs.appendFileSync(process.env.FAKE_ARGS_FILE, JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), prompt: String(prompt ?? '') }) + '\n');
+}
+
 async function runSession(format, prompt) {
   const mode = process.env.FAKE_MODE || 'default';
   // Tests wait for this file instead of a time: the session has started.
@@ -110,10 +116,11 @@ async function runSession(format, prompt) {
   // A reader that goes away (EPIPE) ends the run quietly, as the real CLIs do on SIGPIPE.
   process.stdout.on('error', () => process.exit(process.exitCode || 0));
   const cwd = process.cwd();
+  recordArguments(prompt);
   const ctx = {
     prompt: String(prompt ?? ''),
     cwd,
-    sessionId: randomUUID(),
+    sessionId: format.sessionId || randomUUID(),
     started: Date.now(),
     tools: mode !== 'json',
     answer: mode === 'json' ? process.env.FAKE_ANSWER ?? '' : 'Done: ' + String(prompt ?? '').slice(0, 60).trimEnd(),
@@ -178,4 +185,4 @@ async function runSession(format, prompt) {
   process.exitCode = 0;
 }
 
-module.exports = { runSession, flagValue, positionals, uuid: randomUUID };
+module.exports = { runSession, recordArguments, flagValue, positionals, uuid: randomUUID };
