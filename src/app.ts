@@ -16,6 +16,7 @@ import { RunService } from './engine/runs';
 import { createShellRunner } from './engine/shell-step';
 import { runApprovalStep } from './engine/steps';
 import { createPullRequestRunner } from './engine/pull-request-step';
+import { githubPulls } from './triggers/github-pulls';
 import { DataStore, type ConfigFile } from './store/data-store';
 import { RunStore } from './store/run-store';
 import { RemoteAuth, type RemoteState } from './http/auth';
@@ -95,7 +96,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     runners: {
       shell: createShellRunner(),
       approval: runApprovalStep,
-      pullRequest: createPullRequestRunner(),
+      pullRequest: createPullRequestRunner({ connection: (id) => config.current.connections.find((connection) => connection.id === id), github: githubPulls }),
       agent: createAgentRunner({
         harness: findHarness,
         resolveCommand: (definition) => harnesses.resolveCommand(definition),

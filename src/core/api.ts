@@ -152,8 +152,8 @@ export interface PipelineCheck {
 /** What `saveProject` takes: an empty or missing id creates. */
 export type ProjectInput = Omit<Project, 'id'> & { id?: string };
 
-export type PipelineTemplateId = 'demo' | 'feature' | 'bugfix' | 'blank';
-export const pipelineTemplateIds: readonly PipelineTemplateId[] = ['demo', 'feature', 'bugfix', 'blank'];
+export type PipelineTemplateId = 'demo' | 'feature' | 'bugfix' | 'review' | 'blank';
+export const pipelineTemplateIds: readonly PipelineTemplateId[] = ['demo', 'feature', 'bugfix', 'review', 'blank'];
 
 /** The export format (`exportPipeline`, `importPipeline`): no ids, no times, no secrets. */
 export interface PipelineExport {

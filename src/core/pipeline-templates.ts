@@ -1,9 +1,16 @@
 // The built-in pipelines (DESIGN §4 "First start" and "Templates"; spec: createPipelineFromTemplate).
+// With a GitHub account, `feature`, `bugfix` and `review` end with a pull request (after an approval
+// in the first two); without one, the work stays local (a commit on the run's branch).
 
-import { pipelineTemplateIds, type Pipeline, type PipelineInput, type PipelineTemplateId } from './api';
+import { pipelineTemplateIds, type Pipeline, type PipelineInput, type PipelineTemplateId, type Step } from './api';
 import { ValidationError } from './errors';
 import { validatePipeline } from './pipeline';
 import { shown } from './validate';
+
+const localCommit = (message: string): Step => ({
+  id: 'commit', name: 'Commit', kind: 'shell', command: `git add -A\ngit diff --cached --quiet && echo "Nothing to commit." || git commit -m "${message}"`,
+});
+const pullRequest = (connectionId: string): Step => ({ id: 'pull-request', name: 'Pull request', kind: 'pullRequest', connectionId });
 
 /** The built-in pipelines (DESIGN §4): `demo` runs without any agent, for a first run at once. */
 const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = {
@@ -39,7 +46,7 @@ const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = 
         id: 'review', name: 'Review', kind: 'approval',
         message: 'The tests pass for "{{issue.title}}". Review the changes in {{workspace}}; approve to commit them.',
       },
-      { id: 'commit', name: 'Commit', kind: 'shell', command: 'git add -A\ngit diff --cached --quiet && echo "Nothing to commit." || git commit -m "Feature: {{issue.title}}"' },
+      localCommit('Feature: {{issue.title}}'),
     ],
   },
   bugfix: {
@@ -64,6 +71,19 @@ const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = 
       },
     ],
   },
+  review: {
+    name: 'Review',
+    description: 'Answers the review comments of a pull request Factory opened: an agent addresses them, the tests run, and the pull request gets the new commits.',
+    variables: {},
+    steps: [
+      {
+        id: 'address', name: 'Address the review', kind: 'agent',
+        prompt: 'Address the review: {{issue.description}}\n\nPull request: {{issue.url}}\n\nChange only what the review asks for, and keep the tests passing.',
+      },
+      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
+      localCommit('Address the review of {{issue.key}}'),
+    ],
+  },
   blank: {
     name: 'Blank',
     variables: {},
@@ -76,9 +96,16 @@ const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = 
  * `pipelineTemplateIds`), with a fresh `pl_` id and both times `now`. Throws ValidationError
  * naming the valid ids for an unknown template, or when `projectId` is empty.
  */
-export function pipelineFromTemplate(templateId: PipelineTemplateId, projectId: string, now: number): Pipeline {
+export function pipelineFromTemplate(templateId: PipelineTemplateId, projectId: string, now: number, githubConnectionId?: string): Pipeline {
   if (!pipelineTemplateIds.includes(templateId)) {
     throw new ValidationError([{ field: 'templateId', message: `There is no template ${shown(templateId)}: use one of ${pipelineTemplateIds.join(', ')}` }]);
   }
-  return validatePipeline({ ...templates[templateId], projectId }, { projectIds: [projectId], harnessIds: [] }, now);
+  const template = templates[templateId];
+  return validatePipeline({ ...template, steps: githubConnectionId ? withPullRequest(templateId, template.steps, githubConnectionId) : template.steps, projectId }, { projectIds: [projectId], harnessIds: [] }, now);
+}
+
+/** The template's steps ending with a pull request: in place of the local commit, after the approval (review: after the tests). */
+function withPullRequest(templateId: PipelineTemplateId, steps: Step[], connectionId: string): Step[] {
+  if (templateId !== 'feature' && templateId !== 'bugfix' && templateId !== 'review') return steps;
+  return [...steps.filter((step) => step.id !== 'commit'), pullRequest(connectionId)];
 }

@@ -3,9 +3,10 @@
 // are pipeline-export.ts. Pure: the engine that calls these owns storage, the list of projects and
 // harnesses, and the clock.
 
-import type { Pipeline, PipelineExport, Step, StepKind } from './api';
+import type { Pipeline, PipelineExport, PullRequestStep, Step, StepKind } from './api';
 import { ValidationError, quote } from './errors';
 import type { ValidationIssue } from './errors';
+import { repositoryPattern } from './github-repository';
 import { isId, newId } from './ids';
 import { shellCommandProblems } from './shell-quoting';
 import { isKnownPlaceholderRoot, listPlaceholders } from './template';
@@ -15,16 +16,23 @@ import { isAbsent, isRecord, nulCharacterMessage, own, readBoolean, readInteger,
 export interface PipelineContext {
   projectIds: readonly string[];
   harnessIds: readonly string[];
+  /** The accounts a pullRequest step may name (only GitHub ones will do); undefined skips the check. */
+  connections?: readonly { id: string; kind: string; name: string }[];
 }
 
 /** A step id: a lowercase letter, then up to 39 lowercase letters, digits, `-` or `_`. */
 export const stepIdPattern = /^[a-z][a-z0-9_-]{0,39}$/;
 
-const stepKinds: readonly StepKind[] = ['shell', 'agent', 'approval'];
-/** What `{{steps.<id>.<field>}}` may ask for; selected and comment exist only on approval steps. */
-const stepOutputFields = ['output', 'selected', 'comment'] as const;
+const stepKinds: readonly StepKind[] = ['shell', 'agent', 'approval', 'pullRequest'];
+/** What `{{steps.<id>.<field>}}` may ask for; selected and comment exist only on approval steps, url and number only on pullRequest steps. */
+const stepOutputFields = ['output', 'selected', 'comment', 'url', 'number'] as const;
+const fieldsOfKind: Partial<Record<string, StepKind>> = { selected: 'approval', comment: 'approval', url: 'pullRequest', number: 'pullRequest' };
 /** The placeholder shapes Factory fills in (DESIGN §4 "Templates"), for messages. */
-const placeholderShapes = 'issue.<field>, issue.raw.<path>, vars.<name>, steps.<id>.output|selected|comment, run.id, run.url, project.name, project.path, workspace';
+const placeholderShapes = 'issue.<field>, issue.raw.<path>, vars.<name>, steps.<id>.output|selected|comment|url|number, run.id, run.url, project.name, project.path, workspace';
+/** A git remote's name. */
+const remotePattern = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/;
+/** A branch name git accepts (the common rules of git check-ref-format, no leading dash). */
+const branchPattern = /^(?![-/.])(?!.*(?:\.\.|\/\/|@\{|\.lock$|\/\.|[/.]$))[A-Za-z0-9._\/+-]{1,250}$/;
 /** Names of variables and environment variables. */
 const variableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The engine passes template values to shell steps under these names; a step may not set them. */
@@ -101,7 +109,7 @@ function readHarnessId(record: Record<string, unknown>, field: string, harnessId
 const fieldWords: Record<string, string> = {
   projectId: 'project', harnessId: 'harness', maxParallelRuns: 'maximum of parallel runs', steps: 'list of steps', env: 'environment variables',
   systemPrompt: 'system prompt', stallSec: 'stall warning', 'choices.mode': 'choice mode', 'choices.options': 'options', timeoutSec: 'timeout',
-  continueOnError: 'switch “Continue the run when this step fails”',
+  continueOnError: 'switch “Continue the run when this step fails”', connectionId: 'account', base: 'base branch',
 };
 
 /** The trimmed ids of the steps as written (anything else as undefined), to number the steps a field path names by id. */
@@ -167,8 +175,9 @@ function checkReferences(text: string, field: string, earlier: EarlierSteps, all
       issues.push({ field, message: `${written}, which asks step ${quote(stepId)} for ${quote(wanted)}; a step offers ${stepOutputFields.join(', ')}` });
     } else {
       const kind = earlier.get(stepId);
-      if (wanted !== 'output' && kind !== undefined && kind !== 'approval') {
-        issues.push({ field, message: `${written}, which asks for ${wanted} of step ${quote(stepId)}, a ${kind} step; only approval steps have ${wanted}` });
+      const owner = fieldsOfKind[wanted];
+      if (owner !== undefined && kind !== undefined && kind !== owner) {
+        issues.push({ field, message: `${written}, which asks for ${wanted} of step ${quote(stepId)}, a ${kind} step; only ${owner === 'approval' ? 'approval' : 'pull request'} steps have ${wanted}` });
       }
     }
   }
@@ -182,6 +191,7 @@ interface StepReading {
   /** Where each valid id was first used, 1-based, to report duplicates. */
   firstUse: Map<string, number>;
   harnessIds: readonly string[] | undefined;
+  connections: PipelineContext['connections'];
 }
 
 function readStepId(raw: Record<string, unknown>, index: number, reading: StepReading, issues: Issues): { id: string | undefined; path: string } {
@@ -257,6 +267,10 @@ function readStep(raw: unknown, index: number, reading: StepReading, issues: Iss
     const choices = readChoices(raw, `${path}.choices`, issues);
     step = { ...base, kind, message: message ?? '' };
     if (choices !== undefined) step.choices = choices;
+  } else if (kind === 'pullRequest') {
+    step = readPullRequestStep(raw, path, base, reading.connections, issues);
+    templated(step.title, `${path}.title`);
+    templated(step.body, `${path}.body`);
   }
 
   // An approval waits for a person as long as it takes and is never attempted again, so its
@@ -272,6 +286,35 @@ function readStep(raw: unknown, index: number, reading: StepReading, issues: Iss
 
   if (id !== undefined) reading.earlier.set(id, kind);
   return issues.length === before ? step : undefined;
+}
+
+/** The fields of a pullRequest step: a GitHub account (checked against `connections` when known), where to push and propose, the templates. */
+function readPullRequestStep(raw: Record<string, unknown>, path: string, base: { id: string; name: string }, connections: PipelineContext['connections'], issues: Issues): PullRequestStep {
+  const connectionId = readText(raw, 'connectionId', `${path}.connectionId`, { max: maxNameLength, trim: true, required: 'is not chosen: a pull request step needs a GitHub account' }, issues);
+  if (connectionId !== undefined && connections !== undefined) {
+    const connection = connections.find((candidate) => candidate.id === connectionId);
+    const github = connections.filter((candidate) => candidate.kind === 'github').map((candidate) => quote(candidate.name));
+    const choose = github.length > 0 ? `choose one of ${github.join(', ')}` : 'add a GitHub account first (Settings → Accounts)';
+    if (!connection) issues.push({ field: `${path}.connectionId`, message: `${quote(connectionId)} is not a known account: ${choose}` });
+    else if (connection.kind !== 'github') issues.push({ field: `${path}.connectionId`, message: `${quote(connection.name)} is a ${connection.kind} account, and pull requests need a GitHub one: ${choose}` });
+  }
+  const repository = readText(raw, 'repository', `${path}.repository`, { max: maxNameLength, trim: true }, issues);
+  if (repository !== undefined && !repositoryPattern.test(repository)) issues.push({ field: `${path}.repository`, message: `${quote(repository)} is not a GitHub repository as owner/name (leave it empty to read it from the remote's URL)` });
+  const remote = readText(raw, 'remote', `${path}.remote`, { max: maxNameLength, trim: true }, issues);
+  if (remote !== undefined && !remotePattern.test(remote)) issues.push({ field: `${path}.remote`, message: `${quote(remote)} is not the name of a git remote (such as origin)` });
+  const baseBranch = readText(raw, 'base', `${path}.base`, { max: maxNameLength, trim: true }, issues);
+  if (baseBranch !== undefined && !branchPattern.test(baseBranch)) issues.push({ field: `${path}.base`, message: `${quote(baseBranch)} is not a branch name git accepts (leave it empty for the repository's default branch)` });
+  const title = readText(raw, 'title', `${path}.title`, { max: maxNameLength * 5, trim: false }, issues);
+  const body = readText(raw, 'body', `${path}.body`, { max: maxTextLength, trim: false }, issues);
+  const draft = readBoolean(raw, 'draft', `${path}.draft`, issues);
+  const step: PullRequestStep = { ...base, kind: 'pullRequest', connectionId: connectionId ?? '' };
+  if (repository !== undefined) step.repository = repository;
+  if (remote !== undefined) step.remote = remote;
+  if (baseBranch !== undefined) step.base = baseBranch;
+  if (title !== undefined) step.title = title;
+  if (body !== undefined) step.body = body;
+  if (draft !== undefined) step.draft = draft;
+  return step;
 }
 
 function readChoices(raw: Record<string, unknown>, field: string, issues: Issues): { mode: 'single' | 'multiple'; options: string[] } | undefined {
@@ -305,7 +348,7 @@ function readChoices(raw: Record<string, unknown>, field: string, issues: Issues
   return mode === 'single' || mode === 'multiple' ? { mode, options } : undefined;
 }
 
-function readSteps(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues): Step[] {
+function readSteps(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues, connections?: PipelineContext['connections']): Step[] {
   const value = own(record, 'steps');
   if (isAbsent(value) || (Array.isArray(value) && value.length === 0)) {
     issues.push({ field: 'steps', message: 'is empty: a pipeline needs at least one step' });
@@ -325,7 +368,7 @@ function readSteps(record: Record<string, unknown>, harnessIds: readonly string[
     const id = isRecord(raw) ? own(raw, 'id') : undefined;
     if (typeof id === 'string') allStepIds.add(id.trim());
   }
-  const reading: StepReading = { earlier: new Map(), allStepIds, firstUse: new Map(), harnessIds };
+  const reading: StepReading = { earlier: new Map(), allStepIds, firstUse: new Map(), harnessIds, connections };
   const steps: Step[] = [];
   considered.forEach((raw, index) => {
     const step = readStep(raw, index, reading, issues);
@@ -338,15 +381,15 @@ function readSteps(record: Record<string, unknown>, harnessIds: readonly string[
 
 export type PipelineBody = Omit<PipelineExport, 'servicePipeline'>;
 
-/** Every field a pipeline and its export share; `harnessIds` undefined skips the harness check. */
-function readPipelineBody(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues): PipelineBody {
+/** Every field a pipeline and its export share; `harnessIds` (`connections`) undefined skips the harness (account) check. */
+function readPipelineBody(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues, connections?: PipelineContext['connections']): PipelineBody {
   const name = readText(record, 'name', 'name', { max: maxNameLength, trim: true, required: 'is empty: give the pipeline a name' }, issues);
   const description = readText(record, 'description', 'description', { max: maxDescriptionLength, trim: true }, issues);
   const variables = readTextMap(record, 'variables', 'variables', issues);
   const harnessId = readHarnessId(record, 'harnessId', harnessIds, issues);
   const model = readText(record, 'model', 'model', { max: maxNameLength, trim: true }, issues);
   const maxParallelRuns = readInteger(record, 'maxParallelRuns', 'maxParallelRuns', parallelRunsRange, issues);
-  const steps = readSteps(record, harnessIds, issues);
+  const steps = readSteps(record, harnessIds, issues, connections);
   const body: PipelineBody = { name: name ?? '', variables, steps };
   if (description !== undefined) body.description = description;
   if (harnessId !== undefined) body.harnessId = harnessId;
@@ -388,7 +431,7 @@ function readPipeline(input: unknown, context: PipelineContext, now: number): { 
   if (projectId !== undefined && !context.projectIds.includes(projectId)) {
     issues.push({ field: 'projectId', message: `${quote(projectId)} is not a known project: choose one` });
   }
-  const body = readPipelineBody(input, context.harnessIds, issues);
+  const body = readPipelineBody(input, context.harnessIds, issues, context.connections);
   const stepIds = writtenStepIds(input);
   if (issues.length > 0) return { body, issues: inWords(issues, stepIds), stepIds };
 

@@ -17,8 +17,8 @@ export interface TemplateContext {
   /** `issue.<field>`; `issue.raw.<a.b.c>` walks into `raw`. */
   issue?: Issue;
   vars: Record<string, string>;
-  /** Results of earlier steps; `selected` holds the LABELS of the chosen options. */
-  steps: Record<string, { output?: string; selected?: string[]; comment?: string }>;
+  /** Results of earlier steps; `selected` holds the LABELS of the chosen options; `url` and `number` are a pullRequest step's pull request. */
+  steps: Record<string, { output?: string; selected?: string[]; comment?: string; url?: string; number?: number }>;
   run: { id: string; url?: string };
   project: { name: string; path: string };
   workspace: string;
@@ -38,12 +38,12 @@ export function listPlaceholders(template: string): Placeholder[] {
 // ───────────────────────────── Paths and values ─────────────────────────────
 
 const issueFields = ['title', 'key', 'description', 'url', 'labels', 'priority', 'source'] as const;
-const stepFields = ['output', 'selected', 'comment'] as const;
+const stepFields = ['output', 'selected', 'comment', 'url', 'number'] as const;
 const arraySeparator = ', ';
 
 /**
  * Whether `path` names something a template may refer to: `issue.<field>`, `issue.raw`,
- * `issue.raw.<a.b.c>`, `vars.<name>`, `steps.<id>.output|selected|comment`, `run.id`, `run.url`,
+ * `issue.raw.<a.b.c>`, `vars.<name>`, `steps.<id>.output|selected|comment|url|number`, `run.id`, `run.url`,
  * `project.name`, `project.path`, `workspace`. Only the shape is checked, not whether the issue,
  * variable or step exists (a pipeline validator checks step order itself).
  */
@@ -181,8 +181,8 @@ export function environmentName(name: string): string {
  *   `FACTORY_PROJECT_PATH`, `FACTORY_WORKSPACE`;
  * - `FACTORY_VAR_<NAME>` per variable (name upper-cased, characters outside `[A-Z0-9_]` as `_`;
  *   two names that map to one variable: the later one wins);
- * - `FACTORY_STEP_<ID>_OUTPUT`, `_SELECTED` (labels joined by `", "`), `_COMMENT`, for each field
- *   a step has (id upper-cased, `-` as `_`).
+ * - `FACTORY_STEP_<ID>_OUTPUT`, `_SELECTED` (labels joined by `", "`), `_COMMENT`, `_URL`, `_NUMBER`
+ *   (a pull request's), for each field a step has (id upper-cased, `-` as `_`).
  * NUL characters are removed from every value, since an environment cannot carry them.
  */
 export function stepEnvironment(context: TemplateContext): Record<string, string> {

@@ -169,7 +169,10 @@ export class ConfigService {
   }
 
   private context(config: ConfigFile) {
-    return { projectIds: config.projects.map((project) => project.id), harnessIds: this.harnessIds(config) };
+    return {
+      projectIds: config.projects.map((project) => project.id), harnessIds: this.harnessIds(config),
+      connections: config.connections.map(({ id, kind, name }) => ({ id, kind, name })),
+    };
   }
 
   private putPipeline(config: ConfigFile, pipeline: Pipeline): ConfigFile {
@@ -205,7 +208,9 @@ export class ConfigService {
       }
       const project = projectId === undefined || projectId === null || projectId === '' ? config.projects[0] : this.getProject(projectId);
       if (!project) throw new ConflictError('Create a project first: a pipeline belongs to a project');
-      const pipeline = pipelineFromTemplate(templateId as PipelineTemplateId, project.id, this.now());
+      // With a GitHub account, the work ends as a pull request through the first one.
+      const github = config.connections.find((connection) => connection.kind === 'github');
+      const pipeline = pipelineFromTemplate(templateId as PipelineTemplateId, project.id, this.now(), github?.id);
       return { config: this.putPipeline(config, pipeline), result: pipeline };
     });
   }

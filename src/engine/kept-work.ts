@@ -15,6 +15,8 @@ export interface RetireOptions {
   runId: string;
   /** The run's issue title, for the commit message of uncommitted work. */
   title?: string;
+  /** Where else the branch's commits are, in words, when a host has them (a merged or closed pull request): the branch then counts as pushed. */
+  pushedAs?: string;
   worktreesDir: string;
   env: Record<string, string>;
   run: CommandRunner;
@@ -53,22 +55,29 @@ export async function retireWorkspace(options: RetireOptions): Promise<Retired |
     if (!(await isWorktreeOf(context, path, await realpathOrSelf(commonDir.lines[0]!))) || head.lines[0] !== `refs/heads/${branch}`) {
       return failed(log, `${path} is not the worktree Factory made on ${branch}: left alone`);
     }
-    // Everything but what .gitignore ignores becomes one commit on the run's branch.
-    if (!(await git(worktree, ['add', '--all'])).ok) return failed(log, 'git add failed');
-    const staged = await git(worktree, ['diff', '--cached', '--quiet']);
-    if (!staged.ok) {
-      const identity = (await git(worktree, ['config', 'user.email'])).ok ? [] : ['-c', 'user.name=Factory', '-c', 'user.email=factory@localhost'];
-      const message = `Factory: uncommitted work of ${options.runId}${options.title ? ` (${options.title})` : ''}`;
-      if (!(await git(worktree, [...identity, 'commit', '--quiet', '--no-verify', '-m', message])).ok) return failed(log, 'git commit of the uncommitted work failed');
-      committed = 'uncommitted work committed; ';
-    }
+    const done = await commitEverything(worktree, `Factory: uncommitted work of ${options.runId}${options.title ? ` (${options.title})` : ''}`);
+    if (done === undefined) return failed(log, 'git commit of the uncommitted work failed');
+    if (done) committed = 'uncommitted work committed; ';
     if (!(await git(context, ['worktree', 'remove', '--force', path])).ok) return failed(log, `git worktree remove ${path} failed`);
   }
   const ahead = await commitsOnlyOn(context, branch);
   if (ahead === undefined) return { message: `${committed}no branch ${branch}` };
-  if (ahead > 0) return { keptBranch: branch, message: `${committed}kept branch ${branch} (${plural(ahead, 'commit')} not merged anywhere)` };
+  // Work committed just now is on no host yet: the branch is kept for it.
+  if (ahead > 0 && (!options.pushedAs || committed)) return { keptBranch: branch, message: `${committed}kept branch ${branch} (${plural(ahead, 'commit')} not merged anywhere)` };
   if (!(await git(context, ['branch', '-D', branch])).ok) return failed(log, `git branch -D ${branch} failed`);
-  return { message: `${committed}deleted branch ${branch} (all its commits are on other branches)` };
+  return { message: `${committed}deleted branch ${branch} (${ahead > 0 ? `its commits are in ${options.pushedAs}` : 'all its commits are on other branches'})` };
+}
+
+/**
+ * Commits everything in the worktree but what .gitignore ignores, as one commit (as Factory when git
+ * has no identity configured). Resolves true when something was committed, false when there was
+ * nothing, undefined when git failed (its words are in the log).
+ */
+export async function commitEverything(worktree: GitContext, message: string): Promise<boolean | undefined> {
+  if (!(await git(worktree, ['add', '--all'])).ok) return undefined;
+  if ((await git(worktree, ['diff', '--cached', '--quiet'])).ok) return false;
+  const identity = (await git(worktree, ['config', 'user.email'])).ok ? [] : ['-c', 'user.name=Factory', '-c', 'user.email=factory@localhost'];
+  return (await git(worktree, [...identity, 'commit', '--quiet', '--no-verify', '-m', message])).ok ? true : undefined;
 }
 
 /** How many commits of `branch` no other local or remote-tracking branch has; undefined when there is no such branch. */

@@ -26,9 +26,19 @@ import { runProcess } from './process';
 import type { EarlierAgentWork, StepOutcome, StepRunners } from './steps';
 import { agentWorkOf, earlierRunsOnBranch } from './follow-up-session';
 import { deleteRunBranch, listRunBranches, retireWorkspace } from './kept-work';
-import { prepareWorkspace, worktreePath, type CommandRunner } from './workspace';
+import { prepareWorkspace, worktreeBranch, worktreePath, type CommandRunner } from './workspace';
 
 export const defaultStepTimeoutSec = 3600;
+
+/**
+ * The merged or closed pull request of the run's branch, in words (`pull request #3 (merged)`): its
+ * commits are on GitHub, so the branch counts as pushed. Undefined while it is open or unknown.
+ */
+export function proposedWork(run: Readonly<Run>): string | undefined {
+  const branch = worktreeBranch(run.id);
+  const pull = run.steps.find((step) => step.pullRequest?.branch === branch && (step.pullRequest.state === 'merged' || step.pullRequest.state === 'closed'))?.pullRequest;
+  return pull ? `pull request #${pull.number} of ${pull.repository} (${pull.state})` : undefined;
+}
 
 /** Freezes a JSON value and everything in it. */
 function deepFreeze<T>(value: T): T {
@@ -323,8 +333,9 @@ export class RunService {
     if (!current || !isFinished(current.status) || current.finishedAt !== slim.finishedAt) throw new ConflictError(`Run \`${slim.id}\` changed while it was being retried`);
     run.steps.forEach((step, index) => {
       if (index < from) return;
-      const { id: stepId, name, kind, attempt } = step;
-      run.steps[index] = { id: stepId, name, kind, attempt, status: 'pending' };
+      // The pull request a step opened stays known (its state, the branch that counts as pushed); the step finds it again.
+      const { id: stepId, name, kind, attempt, pullRequest } = step;
+      run.steps[index] = { id: stepId, name, kind, attempt, status: 'pending', ...(pullRequest ? { pullRequest } : {}) };
     });
     run.status = 'queued';
     delete run.error;
@@ -383,14 +394,16 @@ export class RunService {
     const root = resolve(this.options.worktreesDir);
     for (const slim of [...this.runs.values()]) {
       const project = this.options.config.current.projects.find((candidate) => candidate.id === slim.projectId);
-      if (!isFinished(slim.status) || !project?.worktrees || !slim.workspace?.startsWith(root) || (slim.finishedAt ?? Infinity) > before) continue;
+      // A run whose pull request was merged or closed has its work on GitHub: its worktree goes now.
+      const proposed = proposedWork(slim);
+      if (!isFinished(slim.status) || !project?.worktrees || !slim.workspace?.startsWith(root) || (!proposed && (slim.finishedAt ?? Infinity) > before)) continue;
       const retiring = (async () => {
-        const retired = await retireWorkspace({ ...this.worktreeOptions(slim, project), log: (line) => this.logs.note(slim.id, line) });
+        const retired = await retireWorkspace({ ...this.worktreeOptions(slim, project), ...(proposed ? { pushedAs: proposed } : {}), log: (line) => this.logs.note(slim.id, line) });
         const run = retired && this.runs.get(slim.id) === slim ? await this.options.store.read(slim.id) : undefined;
         if (!retired || !run) return;
         delete run.workspace;
         if (retired.keptBranch) run.branch = retired.keptBranch;
-        this.logs.note(run.id, `Worktree removed after ${days} days: ${retired.message}`);
+        this.logs.note(run.id, proposed ? `Worktree removed (the work is in ${proposed}): ${retired.message}` : `Worktree removed after ${days} days: ${retired.message}`);
         await this.options.store.save(run);
         this.runs.set(run.id, slimRun(run));
         this.changed(run);
@@ -406,7 +419,9 @@ export class RunService {
     return branches.map((branch) => {
       const run = this.runs.get(branch.runId);
       const inUse = run !== undefined && (!isFinished(run.status) || run.workspace !== undefined);
-      return run ? { ...branch, runTitle: run.issue?.title ?? run.pipelineName, inUse } : { ...branch, inUse };
+      // A branch whose pull request was merged or closed counts as pushed: GitHub has its commits.
+      const pushed = branch.pushed || (run !== undefined && proposedWork(run) !== undefined);
+      return run ? { ...branch, pushed, runTitle: run.issue?.title ?? run.pipelineName, inUse } : { ...branch, inUse };
     });
   }
 
@@ -579,7 +594,7 @@ export class RunService {
         if (step.kind === 'agent' && run.followUp) earlier ??= this.earlierAgentWork(run);
         const earlierWork = step.kind === 'agent' ? await earlier : undefined;
         const outcome: StepOutcome = await this.options.runners[step.kind]({
-          runId: run.id, step, attempt, workspace: run.workspace, template, timeoutMs, signal,
+          runId: run.id, run, step, attempt, workspace: run.workspace, template, timeoutMs, signal,
           defaults: { ...(pipeline.harnessId ? { harnessId: pipeline.harnessId } : {}), ...(pipeline.model ? { model: pipeline.model } : {}) },
           ...(earlierWork ? { earlier: earlierWork } : {}),
           environment: buildStepEnvironment(this.baseEnvironment(), this.secrets()),
@@ -591,6 +606,11 @@ export class RunService {
             this.changed(run);
             // The session is what a follow-up resumes: written at once, so it outlives a crash.
             if (details.sessionId) this.options.store.save(run).catch(() => undefined);
+          },
+          recordPullRequest: async (pullRequest) => {
+            stepRun.pullRequest = pullRequest;
+            this.changed(run);
+            await this.options.store.save(run);
           },
           started: (processGroup) => {
             (stepRun as StoredStepRun).processGroup = processGroup;
@@ -685,6 +705,7 @@ export class RunService {
       steps[stepRun.id] = {
         ...(stepRun.output !== undefined ? { output: stepRun.output } : {}),
         ...(step.kind === 'approval' && stepRun.approval ? { selected: selectedLabels(step, stepRun.approval.selected), comment: stepRun.approval.comment ?? '' } : {}),
+        ...(stepRun.pullRequest ? { url: stepRun.pullRequest.url, number: stepRun.pullRequest.number } : {}),
       };
     });
     const url = this.options.runUrl?.(run.id);

@@ -1,11 +1,13 @@
 // Step runners: one per step kind. The run service drives the order, retries and state; a runner
 // only executes one attempt of one step. A new kind plugs in by adding a runner to the table.
 
-import type { Step, StepKind, StepUsage } from '../core/api';
+import type { PullRequestRef, Run, Step, StepKind, StepUsage } from '../core/api';
 import { renderTemplate, type TemplateContext } from '../core/template';
 
 export interface StepAttempt {
   runId: string;
+  /** The run as it is now (its issue, its follow-up, how its earlier steps went; the run service always gives it): read it, never change it. */
+  run?: Readonly<Run>;
   step: Step;
   attempt: number;
   workspace: string;
@@ -27,6 +29,8 @@ export interface StepAttempt {
   record(details: { prompt?: string; systemPrompt?: string; message?: string; sessionId?: string }): void;
   /** Agent steps of a follow-up run: what the run that last worked on its branch did (resume.ts). */
   earlier?: EarlierAgentWork;
+  /** Stores the pull request a pullRequest step opened or found, and writes the run down before it resolves. */
+  recordPullRequest?(pullRequest: PullRequestRef): Promise<void>;
   /** Records the process group of the attempt's process (written down, for crash recovery). */
   started(processGroup: number): void;
 }

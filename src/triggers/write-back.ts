@@ -15,6 +15,7 @@ import { errorMessage } from '../core/errors';
 import { formatDuration } from '../core/runs';
 import type { RunLifecycleEvent, RunService } from '../engine/runs';
 import type { CommentBlock, CommentDocument, CommentInline } from './comment-text';
+import { pullRequestLink } from './github-pulls';
 import { ProviderError, type TrackerProvider } from './provider';
 import type { TriggerStates } from './trigger-state';
 
@@ -101,7 +102,8 @@ export class WriteBack {
     if (!trigger?.writeBack || !run.issue || !this.options.providers[trigger.kind] || this.stopped) return;
     const marks = trigger.writeBack.states ?? trigger.writeBack.labels ?? {};
     const mark = starting ? marks.started : run.status === 'succeeded' ? marks.succeeded : run.status === 'failed' || run.status === 'rejected' ? marks.failed : undefined;
-    const desired: Desired = { status: run.status, ...(trigger.writeBack.comment ? { comment: runComment(run, this.options.runUrl(run.id)) } : {}), ...(mark ? { mark } : {}) };
+    const comment = trigger.writeBack.comment ? runComment(run, this.options.runUrl(run.id), this.pullRequestsOf(run)) : undefined;
+    const desired: Desired = { status: run.status, ...(comment ? { comment } : {}), ...(mark ? { mark } : {}) };
     if (desired.comment === undefined && desired.mark === undefined) return;
     const job = this.jobs.get(run.id);
     if (job) {
@@ -113,6 +115,20 @@ export class WriteBack {
     const created: Job = { triggerId: trigger.id, issue: run.issue, desired, version: 0 };
     this.jobs.set(run.id, created);
     created.done = this.work(run.id, created).finally(() => this.jobs.delete(run.id));
+  }
+
+  /**
+   * The pull requests the run's steps opened, each with its address as a link only when it is https
+   * on the host of the step's GitHub account (the address comes from GitHub's answer).
+   */
+  private pullRequestsOf(run: Readonly<Run>): RunPullRequest[] {
+    return run.steps.flatMap((stepRun) => {
+      if (!stepRun.pullRequest) return [];
+      const step = run.pipeline?.steps.find((candidate) => candidate.id === stepRun.id);
+      const connection = step?.kind === 'pullRequest' ? this.options.connection(step.connectionId) : undefined;
+      const link = connection?.kind === 'github' ? pullRequestLink(stepRun.pullRequest.url, connection) : undefined;
+      return [{ number: stepRun.pullRequest.number, repository: stepRun.pullRequest.repository, ...(link ? { link } : {}) }];
+    });
   }
 
   /** Applies the job's latest wish until none is newer; retries failures with back-off. */
@@ -193,13 +209,20 @@ const statusWords: Record<RunStatus, string> = {
   rejected: '⊘ rejected',
 };
 
+/** A pull request of a run as its comment shows it: `link` only when the address passed the check. */
+export interface RunPullRequest {
+  number: number;
+  repository: string;
+  link?: string;
+}
+
 /**
  * The comment of a run: after `Factory · run <id>`, its pipeline; the status (the waiting step and
- * its message; the duration of a finished run, the failing step's error); the end of the last
- * step's output; a link to the run when known. Names, messages, errors and outputs are outside
- * text: each tracker's renderer (comment-text.ts) writes them so they stay inert.
+ * its message; the duration of a finished run, the failing step's error); its pull requests; the
+ * end of the last step's output; a link to the run when known. Names, messages, errors and outputs
+ * are outside text: each tracker's renderer (comment-text.ts) writes them so they stay inert.
  */
-export function runComment(run: Readonly<Run>, runUrl: string | undefined): CommentDocument {
+export function runComment(run: Readonly<Run>, runUrl: string | undefined, pullRequests: readonly RunPullRequest[] = []): CommentDocument {
   const words = (text: string): CommentInline => ({ kind: 'words', text });
   const outside = (text: string): CommentInline => ({ kind: 'outside', text });
   const status: CommentInline[] = [words(`Status: ${statusWords[run.status]}`)];
@@ -213,6 +236,10 @@ export function runComment(run: Readonly<Run>, runUrl: string | undefined): Comm
   } else if (run.finishedAt !== undefined && run.startedAt !== undefined) status.push(words(` in ${formatDuration(run.finishedAt - run.startedAt)}`));
   const blocks: CommentBlock[] = [{ kind: 'paragraph', parts: status }];
   if (run.status === 'failed' || run.status === 'rejected') blocks.push({ kind: 'paragraph', parts: [words('Error: '), outside(cut(run.error ?? 'unknown error', messageLimit))] });
+  for (const pull of pullRequests) {
+    const named = `Pull request #${pull.number}`;
+    blocks.push({ kind: 'paragraph', parts: pull.link ? [{ kind: 'link', text: named, url: pull.link }, words(` in ${pull.repository}`)] : [words(`${named} in ${pull.repository}`)] });
+  }
   const last = run.status === 'succeeded' || run.status === 'failed' ? run.steps.findLast((step) => step.output?.trim()) : undefined;
   if (last?.output) {
     const tail = last.output.trim().slice(-outputLimit);

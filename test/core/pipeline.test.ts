@@ -152,7 +152,7 @@ validation('reports every issue at once, one line each', () => {
   const lines = error.message.split('\n');
   assert.ok(lines.includes('Step 1: the command is empty: a shell step runs a command'), error.message);
   assert.ok(lines.includes('Step 2: the id `Fix` may use only a–z, 0–9, - and _, starting with a letter (at most 40)'), error.message);
-  assert.ok(lines.includes('Step 3: the kind `robot` is not a step kind; use one of shell, agent, approval'), error.message);
+  assert.ok(lines.includes('Step 3: the kind `robot` is not a step kind; use one of shell, agent, approval, pullRequest'), error.message);
   assert.not.match(error.message, /steps\.|projectId:|^name:/m, 'the field in words, no path before it');
   assert.equal(error.issues.find((issue) => issue.field === 'steps.#2.id')?.message, 'Step 2: the id `Fix` may use only a–z, 0–9, - and _, starting with a letter (at most 40)', 'the path stays beside the words');
 });
@@ -334,7 +334,7 @@ warnings('warns once per field about a variable with no default, and saving stil
 const templates = suite('pipelineFromTemplate');
 
 templates('every template is a valid pipeline without warnings, under its display name', () => {
-  const names: Record<PipelineTemplateId, string> = { demo: 'Demo', feature: 'Feature', bugfix: 'Bug fix', blank: 'Blank' };
+  const names: Record<PipelineTemplateId, string> = { demo: 'Demo', feature: 'Feature', bugfix: 'Bug fix', review: 'Review', blank: 'Blank' };
   for (const templateId of pipelineTemplateIds) {
     const pipeline = pipelineFromTemplate(templateId, projectId, now);
     assert.is(pipeline.name, names[templateId]);
@@ -361,6 +361,22 @@ templates('feature and bugfix let an agent work, run the tests and ask a person'
   assert.equal(pipelineFromTemplate('blank', projectId, now).steps.map((step) => step.id), ['hello']);
 });
 
+templates('with a GitHub account, feature and bugfix end with an approval then a pull request through it, and review answers a review', () => {
+  const github = [{ id: 'con_github', kind: 'github', name: 'GitHub' }];
+  const withAccount = { ...context, connections: github };
+  for (const templateId of ['feature', 'bugfix'] as const) {
+    const pipeline = pipelineFromTemplate(templateId, projectId, now, 'con_github');
+    assert.equal(pipeline.steps.slice(-2).map((step) => step.kind), ['approval', 'pullRequest'], templateId);
+    assert.is((pipeline.steps.at(-1) as { connectionId: string }).connectionId, 'con_github');
+    assert.not.ok(pipeline.steps.some((step) => step.id === 'commit'), 'no local commit beside the pull request');
+    assert.equal(validatePipeline(pipeline, withAccount, now), pipeline, templateId);
+  }
+  const review = pipelineFromTemplate('review', projectId, now, 'con_github');
+  assert.equal(review.steps.map((step) => step.kind), ['agent', 'shell', 'pullRequest']);
+  assert.match((review.steps[0] as { prompt: string }).prompt, 'Address the review: {{issue.description}}');
+  assert.equal(pipelineFromTemplate('review', projectId, now).steps.map((step) => step.kind), ['agent', 'shell', 'shell'], 'without an account: a local commit');
+});
+
 templates('each call gives a new pipeline that shares nothing with the last', () => {
   const first = pipelineFromTemplate('demo', projectId, now);
   const second = pipelineFromTemplate('demo', projectId, now);
@@ -373,7 +389,7 @@ templates('an unknown template is refused, naming the valid ones', () => {
   for (const bad of ['release', '__proto__', 'toString']) {
     const error = validationErrorOf(() => pipelineFromTemplate(bad as PipelineTemplateId, projectId, now));
     assert.match(error.message, `There is no template \`${bad}\``);
-    assert.match(error.message, 'demo, feature, bugfix, blank');
+    assert.match(error.message, 'demo, feature, bugfix, review, blank');
   }
 });
 

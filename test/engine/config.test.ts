@@ -185,7 +185,7 @@ config('every template makes a valid pipeline; an unknown template is refused', 
     const again = await factory.api.savePipeline(pipeline);
     assert.equal(again.steps, pipeline.steps);
   }
-  await rejects(factory.api.createPipelineFromTemplate('deploy' as never), /Unknown pipeline template `deploy`: choose one of demo, feature, bugfix, blank/);
+  await rejects(factory.api.createPipelineFromTemplate('deploy' as never), /Unknown pipeline template `deploy`: choose one of demo, feature, bugfix, review, blank/);
   await rejects(factory.api.createPipelineFromTemplate('demo', 'prj_00000000000000aa'), /No project/);
 });
 

@@ -37,11 +37,12 @@ export function pipelineChoices(snapshot: Snapshot | undefined): [string, string
 }
 
 /** The templates whose steps run an agent (the settings' default harness). */
-const agentTemplates = new Set<PipelineTemplateId>(['feature', 'bugfix']);
+const agentTemplates = new Set<PipelineTemplateId>(['feature', 'bugfix', 'review']);
 const templates: [PipelineTemplateId, string][] = [
   ['demo', 'Demo (safe to try)'],
   ['feature', 'Feature: plan, build, review'],
   ['bugfix', 'Bug fix'],
+  ['review', 'Review: answer review comments'],
   ['blank', 'Blank'],
 ];
 

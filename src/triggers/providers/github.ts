@@ -29,21 +29,22 @@ const issueActions = ['opened', 'reopened', 'edited', 'labeled', 'unlabeled', 'a
 
 type Json = Record<string, unknown>;
 
-interface Answer {
+export interface Answer {
   status: number;
   headers: Headers;
   body: unknown;
 }
 
-function apiRoot(connection: Connection): string {
+export function apiRoot(connection: Connection): string {
   return (connection.baseUrl ?? defaultGithubApi).replace(/\/+$/, '');
 }
 
 /**
- * One REST exchange. Answers 2xx, 304 and 404 as they are (the caller knows what a missing thing
- * means); throws ProviderError in GitHub's words for the rest, with the time a rate limit lifts.
+ * One REST exchange. Answers 2xx, 304, 404 and the statuses of `options.answered` (a 422, whose
+ * body says what GitHub refused) as they are (the caller knows what they mean); throws
+ * ProviderError in GitHub's words for the rest, with the time a rate limit lifts.
  */
-async function rest(connection: Connection, method: string, path: string, options: { body?: unknown; etag?: string } = {}): Promise<Answer> {
+export async function rest(connection: Connection, method: string, path: string, options: { body?: unknown; etag?: string; signal?: AbortSignal; answered?: readonly number[] } = {}): Promise<Answer> {
   const root = apiRoot(connection);
   const url = path.startsWith('http') ? path : `${root}${path}`;
   const answer = await httpRequest({
@@ -53,10 +54,11 @@ async function rest(connection: Connection, method: string, path: string, option
       ...(options.body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...(options.etag ? { 'If-None-Match': options.etag } : {}),
     },
     ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
   const body = jsonValue(answer.text);
   const { status, headers } = answer;
-  if ((status >= 200 && status < 300) || status === 304 || status === 404) return { status, headers, body };
+  if ((status >= 200 && status < 300) || status === 304 || status === 404 || options.answered?.includes(status)) return { status, headers, body };
   const said = isRecord(body) && text(body.message) ? text(body.message)! : `HTTP ${status}`;
   const now = Date.now();
   if ((status === 403 || status === 429) && (headers.get('x-ratelimit-remaining') === '0' || headers.has('retry-after'))) {
