@@ -6,9 +6,18 @@ import { isId } from './ids';
 import { validateVariables } from './runs';
 import { isRecord, readBoolean, readInteger, readText } from './validate';
 
-export const triggerKinds: readonly TriggerKind[] = ['webhook', 'linear', 'jira', 'github'];
+export const triggerKinds: readonly TriggerKind[] = ['webhook', 'linear', 'jira', 'github', 'github-review'];
 export const defaultPollIntervalSec = 60;
 export const minimumPollIntervalSec = 15;
+/** Follow-up runs one pull request gets from a 'github-review' trigger unless it says otherwise. */
+export const defaultMaxFollowUps = 3;
+const repositoryPattern = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+
+/** The kind of account a trigger kind uses (a 'github-review' trigger uses a GitHub account); undefined for the generic webhook. */
+export function connectionKindOf(kind: TriggerKind): ConnectionKind | undefined {
+  if (kind === 'webhook') return undefined;
+  return kind === 'github-review' ? 'github' : kind;
+}
 
 export interface TriggerContext {
   pipelineIds: readonly string[];
@@ -98,7 +107,11 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
       if (Object.keys(filter).length > 0) trigger.filter = filter;
     }
   }
-  if (input.writeBack !== undefined && input.writeBack !== null && trigger.kind !== 'webhook') {
+  if (trigger.kind === 'github-review') {
+    // A follow-up answers on its pull request (its pullRequest step updates it): no tracker write-back.
+    if (!trigger.filter?.repo || !repositoryPattern.test(trigger.filter.repo)) issues.push({ field: 'filter.repo', message: `must be the repository whose pull requests are watched, as owner/name, not ${quote(trigger.filter?.repo ?? '')}` });
+    trigger.maxFollowUps = readInteger(input, 'maxFollowUps', 'maxFollowUps', { min: 0, max: 1000, subject: 'The follow-up limit', note: 'per pull request' }, issues) ?? defaultMaxFollowUps;
+  } else if (input.writeBack !== undefined && input.writeBack !== null && trigger.kind !== 'webhook') {
     const writeBack = input.writeBack;
     if (!isRecord(writeBack) || (writeBack.comment !== undefined && typeof writeBack.comment !== 'boolean')) {
       issues.push({ field: 'writeBack', message: `The write-back must be { comment: true or false, states?, labels? }, not ${quote(writeBack)}` });

@@ -14,7 +14,7 @@ import { checkbox } from './form';
 import { runTitle } from './runs';
 import { FormFields, copyText, option, randomSecret, resultLine, switchControl, variablesEditor, withBusy } from './settings-form';
 
-const kindNames: Record<string, string> = { webhook: 'Webhook', linear: 'Linear', jira: 'Jira', github: 'GitHub' };
+const kindNames: Record<string, string> = { webhook: 'Webhook', linear: 'Linear', jira: 'Jira', github: 'GitHub', 'github-review': 'GitHub reviews' };
 
 interface FilterField {
   name: keyof TriggerFilter;
@@ -30,8 +30,12 @@ interface FilterField {
 /** What the editor asks of a trigger that reads a tracker's issues through an account. */
 interface ProviderForm {
   filter: FilterField[];
-  /** What write-back sets when a run starts and ends: issue states (Linear, Jira) or labels (GitHub). */
-  marks: { name: 'states' | 'labels'; noun: string; hint: string };
+  /** What write-back sets when a run starts and ends: issue states (Linear, Jira) or labels (GitHub); absent: no write-back (GitHub reviews). */
+  marks?: { name: 'states' | 'labels'; noun: string; hint: string };
+  /** The account's service when it is not the kind itself (GitHub reviews use a GitHub account). */
+  accountKind?: string;
+  /** Follow-up runs per pull request (GitHub reviews): the maxFollowUps field. */
+  followUps?: boolean;
   /** Under a webhook secret that is set. */
   secretHint: string;
   urlHint: string;
@@ -67,6 +71,13 @@ const providerForms: Partial<Record<TriggerKind, ProviderForm>> = {
     marks: { name: 'labels', noun: 'Label', hint: 'The label a run puts on its issue when it starts, succeeds and fails; the previous one is removed when the next is set. Empty: labels left alone.' },
     secretHint: 'GitHub signs each delivery with this secret (X-Hub-Signature-256): a delivery without a valid signature is refused. Saved when you save.',
     urlHint: 'In the repository, Settings → Webhooks → Add webhook: paste this URL, content type application/json, choose “Issues” events (and optionally “Issue comments”), and enter the secret above in GitHub’s Secret field.',
+  },
+  'github-review': {
+    filter: [{ name: 'repo', label: 'Repository', hint: 'owner/name: the pull requests Factory opened there are watched; checked when you save.', placeholder: 'octo-org/website' }],
+    accountKind: 'github',
+    followUps: true,
+    secretHint: 'GitHub signs each delivery with this secret (X-Hub-Signature-256): a delivery without a valid signature is refused. Saved when you save.',
+    urlHint: 'In the repository, Settings → Webhooks → Add webhook: paste this URL, content type application/json, choose “Pull requests”, “Pull request reviews”, “Pull request review comments” and “Issue comments”, and enter the secret above in GitHub’s Secret field. A review by someone with write access starts a follow-up run on the pull request’s branch; so does a comment beginning with /factory.',
   },
   jira: {
     filter: [
@@ -188,6 +199,7 @@ class TriggerEditor {
   private readonly connection = h('select', { required: true });
   private readonly connectionNote = h('small', { class: 'meta' });
   private readonly pollInterval = h('input', { type: 'number', min: 15, max: 86400, step: 1, inputmode: 'numeric', class: 'narrow' });
+  private readonly maxFollowUps = h('input', { type: 'number', min: 0, max: 1000, step: 1, inputmode: 'numeric', class: 'narrow' });
   private readonly filterInputs: { field: FilterField; input: HTMLInputElement | HTMLTextAreaElement }[] = [];
   private readonly comment = checkbox('Comment on the issue (one comment per run, kept current)', false);
   private readonly marks = { started: h('input', { type: 'text' }), succeeded: h('input', { type: 'text' }), failed: h('input', { type: 'text' }) };
@@ -273,7 +285,7 @@ class TriggerEditor {
       this.fields.field('webhookSecret', 'Webhook secret',
         h('div', { class: 'input-row' }, this.secret, show, ownSecret ? regenerate : null, clear)),
       this.secretHint,
-      this.provider ? this.writeBackGroup(this.provider) : null,
+      this.provider?.marks ? this.writeBackGroup(this.provider.marks) : null,
       this.fields.group('variables', 'Variables', this.variables.element, 'Passed to the pipeline; they override its own variables.'),
       this.fields.general,
       actions,
@@ -310,21 +322,23 @@ class TriggerEditor {
       if (field.multiline) element.classList.add('wide');
       return element;
     });
+    this.maxFollowUps.value = String(this.trigger?.maxFollowUps ?? 3);
+    const followUps = provider.followUps ? this.fields.field('maxFollowUps', 'Follow-ups per pull request', this.maxFollowUps, 'Runs one pull request’s reviews may start; later reviews are ignored. Default 3.') : null;
     return [
       this.fields.field('connectionId', 'Account', this.connection), this.connectionNote,
-      h('div', { class: 'form-grid' }, filters, this.fields.field('pollIntervalSec', 'Poll every (seconds)', this.pollInterval, 'Default 60, at least 15.')),
+      h('div', { class: 'form-grid' }, filters, this.fields.field('pollIntervalSec', 'Poll every (seconds)', this.pollInterval, 'Default 60, at least 15.'), followUps),
     ];
   }
 
   /** What a run reports back on its issue: a comment, and marks when it starts and ends. */
-  private writeBackGroup(provider: ProviderForm): HTMLElement {
+  private writeBackGroup(kinds: NonNullable<ProviderForm['marks']>): HTMLElement {
     const writeBack = this.trigger?.writeBack;
     this.comment.input.checked = writeBack?.comment ?? false;
     const marks = (Object.keys(markWords) as (keyof WriteBackMarks)[]).map((mark) => {
-      this.marks[mark].value = writeBack?.[provider.marks.name]?.[mark] ?? '';
-      return this.fields.field(`writeBack.${provider.marks.name}.${mark}`, `${provider.marks.noun} ${markWords[mark]}`, this.marks[mark]);
+      this.marks[mark].value = writeBack?.[kinds.name]?.[mark] ?? '';
+      return this.fields.field(`writeBack.${kinds.name}.${mark}`, `${kinds.noun} ${markWords[mark]}`, this.marks[mark]);
     });
-    return this.fields.group('writeBack', 'Report back on the issue', [this.comment.element, h('div', { class: 'form-grid marks' }, marks)], provider.marks.hint);
+    return this.fields.group('writeBack', 'Report back on the issue', [this.comment.element, h('div', { class: 'form-grid marks' }, marks)], kinds.hint);
   }
 
   /** Re-renders what the events change: the pipeline and account choices, the URL, the state and the ledger. */
@@ -343,8 +357,9 @@ class TriggerEditor {
   /** The accounts of this trigger's kind; the only one is chosen for a new trigger. */
   private fillConnections(): void {
     if (!this.provider) return;
-    const accounts = (this.context.state.snapshot?.accounts ?? []).filter((account) => account.kind === this.kind);
-    const name = kindNames[this.kind];
+    const accountKind = this.provider.accountKind ?? this.kind;
+    const accounts = (this.context.state.snapshot?.accounts ?? []).filter((account) => account.kind === accountKind);
+    const name = kindNames[accountKind];
     const current = this.connection.value || this.trigger?.connectionId || (accounts.length === 1 ? accounts[0]!.id : '');
     replace(this.connection,
       option('', accounts.length ? 'Choose an account…' : `No ${name} account yet`, current),
@@ -364,7 +379,9 @@ class TriggerEditor {
   private secretChanged(): void {
     this.secretHint.textContent = this.secret.value
       ? this.provider?.secretHint ?? 'Each request must send it as ?token=…, the X-Factory-Token header, or Authorization: Bearer …. Saved when you save.'
-      : this.provider
+      : this.provider?.followUps
+        ? 'No secret: every delivery is refused, since a review starts work that gets pushed. Set the secret GitHub signs its deliveries with; polling needs none.'
+        : this.provider
         ? `No secret: events are not verified, so each one costs a request to ${kindNames[this.kind]} for the issue it names. ${this.provider.tokenInUrl ? 'Regenerate one' : `Set the secret ${kindNames[this.kind]} signs its deliveries with`}; polling needs none.`
         : 'No secret: anyone who can reach the URL can start runs.';
     this.secretHint.classList.toggle('warning', !this.secret.value);
@@ -390,6 +407,8 @@ class TriggerEditor {
       if (text) filter[field.name] = field.list ? text.split(',').map((item) => item.trim()).filter(Boolean) : text;
     }
     if (Object.keys(filter).length > 0) input.filter = filter as TriggerFilter;
+    if (this.provider.followUps && this.maxFollowUps.value.trim()) input.maxFollowUps = Number(this.maxFollowUps.value);
+    if (!this.provider.marks) return input;
     const marks: WriteBackMarks = {};
     for (const [mark, control] of Object.entries(this.marks)) if (control.value.trim()) marks[mark as keyof WriteBackMarks] = control.value.trim();
     input.writeBack = { comment: this.comment.input.checked };
