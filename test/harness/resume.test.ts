@@ -4,13 +4,13 @@
 // project folder), else starts fresh with that run's summary. The fake Claude (FAKE_SESSIONS=1)
 // keeps sessions by folder as the real CLI does and says "No conversation found" for any other.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AgentStep, HarnessDefinition, Run, RunFollowUp, StepRun } from '../../src/core/api';
 import { findBuiltInHarness } from '../../src/harness/builtins';
-import { claudeProjectFolder } from '../../src/harness/claude-sessions';
+import { carryClaudeTranscript, claudeProjectFolder } from '../../src/harness/claude-sessions';
 import { buildInvocation } from '../../src/harness/invocation';
 import { createParser } from '../../src/harness/parsers/index';
 import { earlierRunsOnBranch } from '../../src/engine/follow-up-session';
@@ -123,6 +123,27 @@ harnessSuite('saving refuses resume arguments without {{sessionId}} or with anot
   const cleared = await factory.api.saveHarness({ ...claude, resume: [] });
   assert.is(cleared.resume, undefined);
   assert.is((await factory.api.snapshot()).harnesses.find((harness) => harness.id === 'claude')!.resume, undefined, 'stored as an override');
+});
+
+const carrying = suite('Claude Code transcripts');
+
+carrying('the project folder follows the CLI\'s rule: non-alphanumerics as -, long paths cut with a hash', () => {
+  assert.is(claudeProjectFolder('/h/.claude', '/work/wt/run_1.x'), '/h/.claude/projects/-work-wt-run-1-x');
+  // The hash as the CLI's own code (jCe in 2.1.197) computes it for this path.
+  assert.is(claudeProjectFolder('/h/.claude', `/${'a'.repeat(250)}`), `/h/.claude/projects/-${'a'.repeat(199)}-feo44x`);
+});
+
+carrying('a session id that is not a UUID is never used as a file name (no ../ out of the projects folder)', async () => {
+  const home = join(resolve('.'), `.resume-test-${process.pid}`);
+  try {
+    mkdirSync(join(home, '.claude', 'projects', 'x'), { recursive: true });
+    writeFileSync(join(home, 'secret.jsonl'), 'secret');
+    const result = await carryClaudeTranscript({ sessionId: '../../../secret', toFolder: join(home, 'work'), environment: { HOME: home } });
+    assert.equal(result, { ok: false, reason: 'the session id "../../../secret" is not a UUID' });
+    assert.equal(readdirSync(join(home, '.claude', 'projects')), ['x'], 'nothing copied');
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });
 
 // ─── Which run a follow-up continues ───
@@ -320,5 +341,6 @@ followUps('an earlier session of another harness is not resumed: a fresh start w
 sessions.run();
 argumentsSuite.run();
 harnessSuite.run();
+carrying.run();
 finder.run();
 followUps.run();

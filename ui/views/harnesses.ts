@@ -164,6 +164,7 @@ function harnessEditor(context: AppContext, harness: HarnessDefinition | undefin
   const output = h('select', {}, outputFormats.map((format) => option(format, format, harness?.output ?? 'text')));
   const versionArgs = h('input', { type: 'text', class: 'mono', spellcheck: 'false', placeholder: '--version' });
   const modelsArgs = h('textarea', { rows: 2, spellcheck: 'false', placeholder: 'models\n--list' });
+  const resume = h('textarea', { rows: 2, spellcheck: 'false', placeholder: '--resume\n{{sessionId}}' });
   const models = h('textarea', { rows: 3, spellcheck: 'false', placeholder: 'one model per line' });
 
   name.value = harness?.name ?? '';
@@ -171,6 +172,7 @@ function harnessEditor(context: AppContext, harness: HarnessDefinition | undefin
   args.value = (harness?.args ?? []).join('\n');
   versionArgs.value = (harness?.versionArgs ?? ['--version']).join(' ');
   modelsArgs.value = (harness?.modelsArgs ?? []).join('\n');
+  resume.value = (harness?.resume ?? []).join('\n');
   models.value = (harness?.models ?? []).join('\n');
 
   function definition(): HarnessDefinition {
@@ -184,6 +186,7 @@ function harnessEditor(context: AppContext, harness: HarnessDefinition | undefin
       promptVia: promptVia.value as HarnessDefinition['promptVia'],
       versionArgs: versionArgs.value.split(/\s+/).filter(Boolean),
       modelsArgs: lines(modelsArgs.value),
+      resume: lines(resume.value),
       models: lines(models.value),
       output: output.value,
       ...(harness?.env ? { env: harness.env } : {}),
@@ -219,6 +222,7 @@ function harnessEditor(context: AppContext, harness: HarnessDefinition | undefin
     h('div', { class: 'form-grid' },
       fields.field('versionArgs', 'Version arguments', versionArgs, 'Used to check that the CLI is installed.'),
       fields.field('modelsArgs', 'Models arguments, one per line', modelsArgs, 'Optional: arguments that print the models, one per line.')),
+    fields.field('resume', 'Resume arguments, one per line', resume, 'Optional: how a follow-up run continues the earlier agent session, placed before the prompt; {{sessionId}} is its id. Empty: it starts fresh with the earlier run\'s summary.'),
     fields.field('models', 'Models, one per line', models),
     fields.general,
     h('div', { class: 'form-actions' }, save, fetchModels, cancel));

@@ -12,6 +12,7 @@ import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, ty
 import { duration, h, relativeTime, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { glyphElement, LogView, type LogViewOptions } from './log-view';
+import { pullRequestSection } from './pull-request';
 import { runTime, runTitle, statusPill, stepTime } from './runs';
 
 const finished: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled', 'rejected'];
@@ -98,6 +99,8 @@ class RunView {
   readonly meta = h('div', { class: 'run-meta' });
   readonly actions = h('div', { class: 'run-actions', role: 'group', 'aria-label': 'Run actions' });
   readonly runError = h('p', { class: 'run-error', role: 'alert', 'data-test': 'run-error', hidden: true });
+  /** The pull request the run opened or follows up, and its follow-ups (pull-request.ts). */
+  readonly pullRequest = h('div', { class: 'run-pr-host' });
   readonly timeline = h('ol', { class: 'timeline', 'aria-label': 'Steps' });
   readonly paneTitle = h('h2', { class: 'pane-title' });
   readonly attemptSelect = h('select', { 'aria-label': 'Attempt', 'data-test': 'attempt' });
@@ -123,7 +126,7 @@ class RunView {
       this.logView.searchControls,
       this.logFile);
     const header = h('header', { class: 'run-header' },
-      h('div', { class: 'run-heading' }, h('a', { href: '#/runs', class: 'back meta' }, '← Runs'), this.title, this.meta),
+      h('div', { class: 'run-heading' }, h('a', { href: '#/runs', class: 'back meta' }, '← Runs'), this.title, this.meta, this.pullRequest),
       this.actions);
     this.body = h('div', { class: 'run-body' },
       h('nav', { class: 'run-steps', 'aria-label': 'Steps of this run' }, this.timeline),
@@ -378,11 +381,26 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
   function render(): void {
     if (!run) return;
     view.renderHeader(run, (url, text) => externalLink(context, url, text, 'issue-key'), (stepId) => select(stepId));
+    renderPullRequest();
     renderActions(run);
     renderApproval(run);
     pickSelection(run);
     view.renderTimeline(run, selection!.stepId);
     renderPane();
+  }
+
+  /** The pull request block, from the run and the snapshot's runs (its follow-ups, its latest state); rebuilt when those change. */
+  let pullRequestKey = '';
+  function renderPullRequest(): void {
+    if (!run) return;
+    const runs = context.state.snapshot?.runs ?? [];
+    // The snapshot's slim run is the newer one when a pull request's state changed.
+    const current = runs.find((candidate) => candidate.id === runId) ?? run;
+    const key = JSON.stringify([current.followUp, current.steps.map((step) => step.pullRequest), runs.filter((candidate) => candidate.followUp || candidate.steps.some((step) => step.pullRequest))
+      .map((candidate) => [candidate.id, candidate.status, candidate.followUp?.number, candidate.steps.map((step) => step.pullRequest?.state)])]);
+    if (key === pullRequestKey) return;
+    pullRequestKey = key;
+    replace(view.pullRequest, pullRequestSection(context, current, runs));
   }
 
   /** The card of the approval step that waits, above everything else; kept while the same attempt waits. */
@@ -582,6 +600,7 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
       }
       seenInSnapshot = true;
       if (signature(slim) !== lastSignature) scheduleFetch();
+      renderPullRequest();
     },
     dispose() {
       disposed = true;

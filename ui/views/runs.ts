@@ -9,6 +9,7 @@ import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../
 import { duration, h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { glyphElement } from './log-view';
+import { pullRequestChip } from './pull-request';
 import { missingAgents, missingAgentsNotice } from './readiness';
 
 const runStatuses: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'];
@@ -142,11 +143,12 @@ class RunsView {
     for (const run of runs) {
       seen.add(run.id);
       const source = sources(run);
-      const signature = `${run.status}|${runTitle(run)}|${run.issue?.key ?? ''}|${run.startedAt ?? ''}|${run.finishedAt ?? ''}|${runProgress(run)}|${source}`;
+      const pullRequest = pullRequestChip(run, runs);
+      const signature = `${run.status}|${runTitle(run)}|${run.issue?.key ?? ''}|${run.startedAt ?? ''}|${run.finishedAt ?? ''}|${runProgress(run)}|${source}|${pullRequest?.textContent ?? ''}`;
       let row = this.rows.get(run.id);
       if (!row || row.signature !== signature) {
         const durationElement = h('span', { class: 'run-row-duration meta' });
-        const element = this.rowElement(run, source, durationElement);
+        const element = this.rowElement(run, source, durationElement, pullRequest);
         const hadFocus = row?.element.contains(document.activeElement) ?? false;
         row?.element.replaceWith(element);
         if (hadFocus) element.querySelector('a')?.focus();
@@ -166,12 +168,12 @@ class RunsView {
     }
   }
 
-  private rowElement(run: Run, source: string, durationElement: HTMLElement): HTMLElement {
+  private rowElement(run: Run, source: string, durationElement: HTMLElement, pullRequest: HTMLElement | null): HTMLElement {
     const progress = runProgress(run);
     return h('li', { class: 'run-item' },
       h('a', { class: 'run-row', href: `#/runs/${encodeURIComponent(run.id)}`, 'data-test': 'run-row', 'data-run-id': run.id },
         statusPill(run.status),
-        h('span', { class: 'run-row-title' }, run.issue?.key ? h('span', { class: 'run-row-key meta' }, run.issue.key) : null, runTitle(run)),
+        h('span', { class: 'run-row-title' }, run.issue?.key ? h('span', { class: 'run-row-key meta' }, run.issue.key) : null, runTitle(run), pullRequest),
         // One cell on a phone, three columns on a desktop.
         h('span', { class: 'run-row-facts meta' },
           h('span', { class: 'run-row-step', 'data-test': 'run-step', title: progress }, progress),
