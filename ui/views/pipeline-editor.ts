@@ -3,7 +3,7 @@
 // texts, and a Run panel that says which agents are missing before a run fails. The form is the
 // working copy: structural edits move card elements, and `read()` turns it into a PipelineInput.
 
-import type { AgentStep, ApprovalStep, FieldMessage, GenerateTarget, Pipeline, PipelineInput, ShellStep, Snapshot, Step, StepKind } from '../../src/core/api';
+import type { AgentStep, ApprovalStep, FieldMessage, GenerateTarget, Pipeline, PipelineInput, PullRequestStep, ShellStep, Snapshot, Step, StepKind } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
@@ -52,7 +52,7 @@ function overviewOf(step: Step, host: GenerateHost): string {
   const firstLine = (text: string) => text.trim().split('\n')[0] || '(empty)';
   if (step.kind === 'shell') return firstLine(step.command);
   if (step.kind === 'agent') return `${host.agentWords(step.harnessId ?? '')} · ${step.model || 'default model'} · ${firstLine(step.prompt)}`;
-  if (step.kind === 'pullRequest') return `Pull request to ${step.repository || 'the remote\'s repository'}`;
+  if (step.kind === 'pullRequest') return `Pull request to ${step.repository || `the repository of ${step.remote || 'origin'}`}${step.base ? ` · ${step.base}` : ''}${step.draft ? ' · draft' : ''}`;
   return firstLine(step.message);
 }
 
@@ -131,8 +131,35 @@ function stepCard(step: Step, snapshot: Snapshot | undefined, host: GenerateHost
       return result;
     };
   } else if (step.kind === 'pullRequest') {
-    body = [h('div', { class: 'field-grid' }, ...common)];
-    read = () => ({ ...step, id: idInput.value.trim(), name: nameInput.value });
+    const accounts = (snapshot?.accounts ?? []).filter((account) => account.kind === 'github').map((account): [string, string] => [account.id, account.name]);
+    const account = selectInput([['', accounts.length > 0 ? 'Choose a GitHub account' : 'No GitHub account yet: add one in Settings'], ...accounts], step.connectionId || accounts[0]?.[0], { 'data-key': 'connectionId' });
+    const repository = textInput(step.repository, { placeholder: "Read from the remote's URL", spellcheck: 'false', autocomplete: 'off' });
+    const remote = textInput(step.remote, { placeholder: 'origin', spellcheck: 'false', autocomplete: 'off' });
+    const base = textInput(step.base, { placeholder: "The repository's default branch", spellcheck: 'false', autocomplete: 'off' });
+    const prTitle = textInput(step.title, { placeholder: '{{issue.title}}' });
+    const prBody = textArea(step.body, { rows: 4, placeholder: 'Default: what the run did, the issue, the run' });
+    const draft = checkbox('Open as a draft', step.draft ?? false, { 'data-key': 'draft' });
+    body = [
+      h('div', { class: 'field-grid' }, ...common, field('GitHub account', account, { field: 'connectionId' })),
+      h('div', { class: 'field-grid' },
+        field('Repository', repository, { field: 'repository', hint: 'owner/name' }),
+        field('Remote', remote, { field: 'remote', hint: 'The git remote pushed to, with your own git credentials.' }),
+        field('Base branch', base, { field: 'base' })),
+      field('Title', prTitle, { field: 'title', wide: true, hint: 'Templates such as {{issue.title}} are filled in.' }),
+      field('Description', prBody, { field: 'body', wide: true, hint: 'The issue is named in it either way, so its tracker links the pull request.' }),
+      h('div', { class: 'field-grid' }, draft.element, ...limits, continueOnError.element),
+    ];
+    read = () => {
+      const result: PullRequestStep = { kind: 'pullRequest', id: idInput.value.trim(), name: nameInput.value, connectionId: account.value };
+      optional(result, 'repository', repository.value.trim());
+      optional(result, 'remote', remote.value.trim());
+      optional(result, 'base', base.value.trim());
+      optional(result, 'title', prTitle.value);
+      optional(result, 'body', prBody.value);
+      if (draft.input.checked) result.draft = true;
+      readLimits(result);
+      return result;
+    };
   } else {
     const message = textArea(step.message, { rows: 3 });
     const mode = selectInput([['', 'None: approve or reject'], ['single', 'Pick one option'], ['multiple', 'Pick several options']], step.choices?.mode ?? '', { 'data-key': 'choices.mode' });
@@ -223,11 +250,12 @@ function clearFieldWarnings(root: HTMLElement): void {
 
 /** A fresh step of `kind` whose id is not in `taken`. */
 function newStep(kind: StepKind, taken: Set<string>): Step {
-  let id: string = kind;
-  for (let number = 2; taken.has(id); number += 1) id = `${kind}-${number}`;
+  const stem = kind === 'pullRequest' ? 'pull-request' : kind; // step ids are lower-case
+  let id: string = stem;
+  for (let number = 2; taken.has(id); number += 1) id = `${stem}-${number}`;
   if (kind === 'shell') return { kind, id, name: 'New shell step', command: 'echo "Working on {{issue.title}}"' };
   if (kind === 'agent') return { kind, id, name: 'New agent step', prompt: '' };
-  if (kind === 'pullRequest') return { kind, id, name: 'Open a pull request', connectionId: '' };
+  if (kind === 'pullRequest') return { kind, id, name: 'Pull request', connectionId: '' };
   return { kind, id, name: 'Approve', message: 'Continue?' };
 }
 
@@ -295,7 +323,7 @@ class PipelineEditorView implements GenerateHost {
     // One step is shown whole; more are an overview, opened one at a time.
     if (pipeline.steps.length === 1) this.expand(this.orderedCards()[0]!);
 
-    const addButtons = (['shell', 'agent', 'approval'] as StepKind[]).map((kind) =>
+    const addButtons = (['shell', 'agent', 'approval', 'pullRequest'] as StepKind[]).map((kind) =>
       h('button', { type: 'button', 'data-action': 'add-step', 'data-kind': kind }, `Add ${kindLabels[kind].toLowerCase()} step`));
 
     replace(this.form,
