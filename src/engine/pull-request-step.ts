@@ -142,6 +142,12 @@ async function proposeWork(attempt: StepAttempt, step: PullRequestStep, options:
     throw new PullRequestFailure(`${repository} has no branch ${quote(base)} on GitHub: set the step's base to a branch that exists (its default branch is ${found.defaultBranch})`);
   }
 
+  // A follow-up pushes onto its pull request's branch: only work that builds on that branch may go there.
+  if (followUp) {
+    const builds = await git(context, ['merge-base', '--is-ancestor', `refs/remotes/${remote}/${branch}`, 'HEAD']);
+    if (!builds.ok) throw new PullRequestFailure(`The workspace does not build on the pull request's branch ${branch} as fetched from ${quote(remote)}: nothing was pushed (does the project use worktrees?)`);
+  }
+
   // 2. What is left in the workspace.
   const committed = await commitEverything(context, commitMessage(attempt.runId, attempt.template.issue));
   if (committed === undefined) throw new PullRequestFailure(`Committing what was left in the workspace failed: ${gitSaid()}`);

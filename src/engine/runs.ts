@@ -562,6 +562,7 @@ export class RunService {
       try {
         run.workspace = await prepareWorkspace({
           project, runId: run.id, worktreesDir: this.options.worktreesDir, signal, run: this.runCommand,
+          ...(run.followUp ? { followUp: { remote: run.followUp.remote ?? 'origin', branch: run.followUp.branch } } : {}),
           env: buildStepEnvironment(this.baseEnvironment(), this.secrets(), stepEnvironment(this.templateContext(run, project, project.path))),
           log: (line, stream) => this.log(run.id, '', 0, line, stream),
         });

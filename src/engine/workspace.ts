@@ -39,6 +39,11 @@ export interface PrepareOptions {
   setupTimeoutMs?: number;
   /** Milliseconds, for the duration in the closing log line; default `Date.now`. */
   now?: () => number;
+  /**
+   * A follow-up of a pull request: a new worktree starts from the pull request's branch as the
+   * remote has it (fetched into `refs/remotes/<remote>/<branch>`, what the push's lease expects).
+   */
+  followUp?: { remote: string; branch: string };
 }
 
 /** The workspace could not be prepared or removed; the message says which command failed and why. */
@@ -117,7 +122,15 @@ async function prepareWorktree(options: PrepareOptions): Promise<string> {
       throw new WorkspaceError(`The repository ${quote(context.repository)} has no commits yet; make a first commit so runs can branch from it`);
     }
   }
-  const addArgs = branchExists ? ['worktree', 'add', path, branch] : ['worktree', 'add', '-b', branch, path, 'HEAD'];
+  let start = 'HEAD';
+  if (!branchExists && options.followUp) {
+    const { remote, branch: remoteBranch } = options.followUp;
+    const tracking = `refs/remotes/${remote}/${remoteBranch}`;
+    const fetched = await git(context, ['fetch', '--no-tags', remote, `+refs/heads/${remoteBranch}:${tracking}`]);
+    if (!fetched.ok) throw new WorkspaceError(`The pull request's branch ${quote(remoteBranch)} could not be fetched from the remote ${quote(remote)} ${fetched.failure}`);
+    start = tracking;
+  }
+  const addArgs = branchExists ? ['worktree', 'add', path, branch] : ['worktree', 'add', '-b', branch, path, start];
   let added = await git(context, addArgs);
   if (!added.ok && !(await exists(path))) {
     // A worktree deleted by hand stays registered ("missing but already registered"): clear that one
