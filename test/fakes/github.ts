@@ -15,12 +15,18 @@
 //     DELETE …/issues/{n}/labels/{name} (404 "Label does not exist");
 //   - /repositories/{id}/… as an alias of /repos/{o}/{r}/… (real Link headers point there; see
 //     `repositoryIdLinks`), and GitHub Enterprise Server (`enterprise`: every path under /api/v3);
+//   - pull requests (PROVIDERS §6): GET …/pulls (head=owner:branch, state, base), POST …/pulls with
+//     GitHub's 422 bodies ("A pull request already exists for owner:branch.", "No commits between
+//     main and feature", head or base `invalid`), PATCH …/pulls/{n} (title, body, state, base), and
+//     GET …/branches/{branch} (404 "Branch not found"); a repository's branches, commits and
+//     default branch are a real bare git repository's when `hostGit` names one;
 //   - webhooks: `payload()` builds issues / issue_comment / pull_request / ping bodies from the
 //     fake's state (shapes from octokit/webhooks payload-examples), `deliver()` posts them with
 //     X-GitHub-Event, X-GitHub-Delivery, X-GitHub-Hook-ID, X-Hub-Signature-256 and X-Hub-Signature.
 // Like GitHub, a new comment or a label change bumps the issue's updated_at (a client that polls
 // with `since` sees its own writes come back). Anything else answers 404 Not Found.
 
+import { execFileSync } from 'node:child_process';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 
@@ -40,6 +46,8 @@ export interface FakeGitHubIssue {
   user: { login: string; id: number };
   labels: string[]; assignees: string[]; state: 'open' | 'closed'; state_reason: 'completed' | 'not_planned' | 'reopened' | null;
   pullRequest: boolean; comments: number;
+  /** A pull request's head and base branches (default `feature-<n>` and `main`), and whether it was merged. */
+  head?: string; base?: string; merged?: boolean;
   created_at: string; updated_at: string; closed_at: string | null;
 }
 
@@ -63,6 +71,8 @@ export interface FakeGitHubAnswer { status: number; body?: unknown; headers?: Re
 
 export interface IssueFields {
   title: string; body?: string | null; labels?: string[]; assignees?: string[]; state?: 'open' | 'closed'; pullRequest?: boolean;
+  /** A pull request's head branch (default `feature-<n>`) and base (default `main`). */
+  head?: string; base?: string;
   /** Who opened it (default `monalisa`, a person, not the token's user). */
   author?: string;
 }
@@ -208,6 +218,7 @@ export class FakeGitHub {
       url: `${this.url}/repos/${repo.fullName}/issues/${number}`, html_url: `${this.webUrl}/${repo.fullName}/${pullRequest ? 'pull' : 'issues'}/${number}`,
       user: { login: author.login, id: author.id }, labels: this.labelNames(repo.fullName, fields.labels ?? []), assignees: [...(fields.assignees ?? [])],
       state: closed ? 'closed' : 'open', state_reason: closed ? 'completed' : null, pullRequest, comments: 0,
+      ...(pullRequest ? { head: fields.head ?? `feature-${number}`, base: fields.base ?? 'main', merged: false } : {}),
       created_at: at, updated_at: at, closed_at: closed ? at : null,
     };
     this.issues.push(issue);
@@ -477,6 +488,7 @@ export class FakeGitHub {
     const linkBase = this.repositoryIdLinks ? `/repositories/${repo.id}` : `/repos/${repo.fullName}`;
     const [first, second, third, fourth, ...more] = rest;
     if (first === undefined) return method === 'GET' ? { status: 200, body: this.repoJson(repo, true) } : error(404, 'Not Found');
+    if ((first === 'pulls' && (method !== 'GET' || second === undefined)) || first === 'branches') return this.pullRoute(method, repo, rest, query, body);
     if (first !== 'issues' || more.length > 0) return error(404, 'Not Found');
     if (second === undefined) return method === 'GET' ? this.listIssues(repo.fullName, query, `${linkBase}/issues`) : error(404, 'Not Found');
     if (second === 'comments' && third !== undefined && /^\d+$/.test(third) && fourth === undefined) return this.commentRoute(method, repo.fullName, Number(third), body);
@@ -653,8 +665,8 @@ export class FakeGitHub {
       issues_url: `${api}/issues{/number}`, labels_url: `${api}/labels{/name}`, issue_comment_url: `${api}/issues/comments{/number}`,
       created_at: repo.createdAt, updated_at: repo.createdAt, pushed_at: repo.createdAt,
       clone_url: `${this.webUrl}/${repo.fullName}.git`, has_issues: true, archived: false, disabled: false,
-      visibility: repo.private ? 'private' : 'public', open_issues_count: open, open_issues: open, default_branch: 'main',
-      ...(withPermissions ? { permissions: { admin: false, maintain: false, push: true, triage: true, pull: true } } : {}),
+      visibility: repo.private ? 'private' : 'public', open_issues_count: open, open_issues: open, default_branch: this.defaultBranch(repo.fullName),
+      ...(withPermissions ? { permissions: { admin: false, maintain: false, push: !this.readOnly.has(repo.fullName.toLowerCase()), triage: true, pull: true } } : {}),
     };
   }
 
@@ -691,9 +703,9 @@ export class FakeGitHub {
       patch_url: `${asIssue.html_url}.patch`, issue_url: asIssue.url, number: issue.number, state: issue.state, locked: false, title: issue.title,
       user: asIssue.user, body: issue.body, created_at: issue.created_at, updated_at: issue.updated_at, closed_at: issue.closed_at, merged_at: null,
       merge_commit_sha: null, assignee: asIssue.assignee, assignees: asIssue.assignees, requested_reviewers: [], requested_teams: [], labels: asIssue.labels,
-      milestone: null, draft: false, commits_url: `${api}/commits`, comments_url: asIssue.comments_url,
-      head: branch(`feature-${issue.number}`, sha(`${issue.id}head`)), base: branch('main', sha(`${repo.id}base`)),
-      author_association: asIssue.author_association, merged: false, mergeable: null, comments: issue.comments, review_comments: 0, commits: 1, additions: 1, deletions: 0, changed_files: 1,
+      milestone: null, draft: this.drafts.has(issue), commits_url: `${api}/commits`, comments_url: asIssue.comments_url,
+      head: branch(issue.head ?? `feature-${issue.number}`, sha(`${issue.id}head`)), base: branch(issue.base ?? 'main', sha(`${repo.id}base`)),
+      author_association: asIssue.author_association, merged: issue.merged ?? false, mergeable: null, comments: issue.comments, review_comments: 0, commits: 1, additions: 1, deletions: 0, changed_files: 1,
     };
   }
 
@@ -705,6 +717,110 @@ export class FakeGitHub {
       user: this.userJson(comment.user.login), created_at: comment.created_at, updated_at: comment.updated_at,
       author_association: comment.user.login === repo.owner ? 'OWNER' : 'CONTRIBUTOR', body: comment.body, performed_via_github_app: null,
     };
+  }
+
+  // ─── Pull requests ───
+
+  /** Repositories whose branches and commits are a real bare git repository's (full name → its folder). */
+  private readonly hosted = new Map<string, string>();
+  /** Pull requests opened as drafts. */
+  private readonly drafts = new WeakSet<FakeGitHubIssue>();
+  /** Repositories where the token's user may not push (`permissions.push: false`). */
+  readonly readOnly = new Set<string>();
+
+  /** Serves the repository's branches, commits and default branch from the bare git repository at `folder`. */
+  hostGit(fullName: string, folder: string): void {
+    this.addRepo(fullName);
+    this.hosted.set(fullName.toLowerCase(), folder);
+  }
+
+  /** The pull requests of a repository (issues with `pullRequest`), oldest first. */
+  pulls(fullName: string): FakeGitHubIssue[] {
+    return this.issues.filter((issue) => issue.pullRequest && issue.repo.toLowerCase() === fullName.toLowerCase());
+  }
+
+  isDraft(pull: FakeGitHubIssue): boolean {
+    return this.drafts.has(pull);
+  }
+
+  /** The commit a branch of a hosted repository points at; undefined when it has no such branch. */
+  private branchSha(fullName: string, branch: string): string | undefined {
+    const folder = this.hosted.get(fullName.toLowerCase());
+    if (!folder) return branch === 'main' ? sha(`${fullName}main`) : undefined;
+    try {
+      return execFileSync('git', ['-C', folder, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private defaultBranch(fullName: string): string {
+    const folder = this.hosted.get(fullName.toLowerCase());
+    if (!folder) return 'main';
+    return execFileSync('git', ['-C', folder, 'symbolic-ref', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  }
+
+  /** POST|GET …/pulls, PATCH …/pulls/{n}, GET …/branches/{branch}. */
+  private pullRoute(method: string, repo: FakeGitHubRepo, rest: string[], query: URLSearchParams, body: unknown): FakeGitHubAnswer {
+    const [first, second, ...more] = rest;
+    if (first === 'branches') {
+      const name = [second, ...more].join('/');
+      const head = method === 'GET' && name ? this.branchSha(repo.fullName, name) : undefined;
+      if (!head) return error(404, 'Branch not found', `${docs}/branches/branches#get-a-branch`);
+      return { status: 200, body: { name, commit: { sha: head, url: `${this.url}/repos/${repo.fullName}/commits/${head}` }, protected: false } };
+    }
+    if (second === undefined && method === 'GET') {
+      const state = query.get('state') ?? 'open';
+      const head = query.get('head');
+      const base = query.get('base');
+      const found = this.pulls(repo.fullName)
+        .filter((pull) => state === 'all' || pull.state === state)
+        // Without the owner, GitHub ignores `head` (a known trap): the fake does the same.
+        .filter((pull) => head === null || !head.includes(':') || `${repo.owner}:${pull.head}`.toLowerCase() === head.toLowerCase())
+        .filter((pull) => base === null || pull.base === base)
+        .reverse();
+      return this.paginate(found.map((pull) => this.pullJson(pull)), query, `/repos/${repo.fullName}/pulls`);
+    }
+    if (second === undefined && method === 'POST') return this.createPull(repo, body as Json | undefined);
+    if (second !== undefined && /^\d+$/.test(second) && more.length === 0 && method === 'PATCH') {
+      const pull = this.pulls(repo.fullName).find((candidate) => candidate.number === Number(second));
+      if (!pull) return error(404, 'Not Found', `${docs}/pulls/pulls#update-a-pull-request`);
+      const change = (body ?? {}) as Json;
+      if (typeof change.title === 'string') pull.title = change.title;
+      if (typeof change.body === 'string') pull.body = change.body;
+      if (change.state === 'open' || change.state === 'closed') {
+        pull.state = change.state;
+        pull.closed_at = change.state === 'closed' ? this.tick() : null;
+      }
+      if (typeof change.base === 'string') {
+        if (!this.branchSha(repo.fullName, change.base)) return validationFailed('PullRequest', 'base', 'invalid');
+        pull.base = change.base;
+      }
+      pull.updated_at = this.tick();
+      return { status: 200, body: this.pullJson(pull) };
+    }
+    return error(404, 'Not Found');
+  }
+
+  private createPull(repo: FakeGitHubRepo, body: Json | undefined): FakeGitHubAnswer {
+    const title = body?.title;
+    const headText = typeof body?.head === 'string' ? body.head : '';
+    const base = typeof body?.base === 'string' ? body.base : '';
+    if (typeof title !== 'string' || title === '') return validationFailed('PullRequest', 'title', 'missing_field');
+    const head = headText.includes(':') ? headText.slice(headText.indexOf(':') + 1) : headText;
+    const headSha = head ? this.branchSha(repo.fullName, head) : undefined;
+    if (!headSha) return validationFailed('PullRequest', 'head', 'invalid');
+    if (!base || !this.branchSha(repo.fullName, base)) return validationFailed('PullRequest', 'base', 'invalid');
+    if (this.pulls(repo.fullName).some((pull) => pull.state === 'open' && pull.head === head && pull.base === base)) {
+      return custom422(`A pull request already exists for ${repo.owner}:${head}.`);
+    }
+    const folder = this.hosted.get(repo.fullName.toLowerCase());
+    const ahead = folder ? Number(execFileSync('git', ['-C', folder, 'rev-list', '--count', `refs/heads/${base}..refs/heads/${head}`], { encoding: 'utf8' }).trim()) : 1;
+    if (ahead === 0) return custom422(`No commits between ${base} and ${head}`);
+    const pull = this.addIssue(repo.fullName, { title, body: typeof body?.body === 'string' ? body.body : null, pullRequest: true, head, base, author: this.user.login });
+    if (body?.draft === true) this.drafts.add(pull);
+    const json = this.pullJson(pull);
+    return { status: 201, body: json, headers: { location: json.url } };
   }
 
   // ─── Helpers ───
@@ -763,6 +879,11 @@ function matchesETag(header: string | string[] | undefined, etag: string): boole
   if (header === undefined) return false;
   const bare = (tag: string) => tag.trim().replace(/^W\//, '');
   return String(header).split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));
+}
+
+/** GitHub's 422 with a `custom` error and its message (PROVIDERS §6). */
+function custom422(message: string): FakeGitHubAnswer {
+  return error(422, 'Validation Failed', `${docs}/pulls/pulls#create-a-pull-request`, { errors: [{ resource: 'PullRequest', code: 'custom', message }] });
 }
 
 function validationFailed(resource: string, field: string, code: string): FakeGitHubAnswer {
