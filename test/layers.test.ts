@@ -62,6 +62,7 @@ const fileSystemUsers: Record<string, string> = {
   'src/engine/workspace.ts': 'looks at project and worktree folders',
   'src/harness/harnesses.ts': 'finds agent CLIs on the PATH',
   'src/harness/generate.ts': 'gives an agent a scratch folder to work in',
+  'src/harness/claude-sessions.ts': 'copies a Claude Code session transcript to where a follow-up resumes it',
   'src/http/static.ts': 'serves the renderer’s files',
   'src/http/remote.ts': 'streams a log file for a download',
   'src/desktop/main.ts': 'the desktop shell’s own files',
