@@ -9,7 +9,7 @@
 // descendants followed through /proc where it does not (descendants.ts); and the marker each call
 // puts in the child's environment (process-marker.ts). Their hold on our pipes is cut in any case.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { errorMessage, quote } from '../core/errors';
 import { longestTimerMs, setTimer } from '../core/timers';
@@ -72,6 +72,14 @@ export interface RunProcessOptions {
    * follows its descendants through /proc instead, as where there is no such cgroup (tests).
    */
   useCgroup?: boolean;
+  /** Starts the process (default node's spawn). Tests pass a wrapper to see whether anything was started. */
+  spawn?: (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+  /**
+   * Sends a signal, like process.kill: a negative pid is a process group (default process.kill).
+   * Every signal the call sends goes through it, except the SIGKILL a cgroup gets as a whole.
+   * Tests pass a wrapper to see which processes a cleanup signals.
+   */
+  kill?: (pid: number, signal: NodeJS.Signals) => void;
 }
 
 export interface ProcessResult {
@@ -111,14 +119,15 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
 }
 
 /**
- * Sends `signal` to every process in the group `pid` leads. Returns true when at least one
- * process received it, false when the group no longer exists (or is not ours to signal). Throws
- * RangeError for a pid that is not an integer above 1: `kill(-1)` would reach every process we own.
+ * Sends `signal` to every process in the group `pid` leads, with `kill` (process.kill by default).
+ * Returns true when at least one process received it, false when the group no longer exists (or is
+ * not ours to signal). Throws RangeError for a pid that is not an integer above 1: `kill(-1)` would
+ * reach every process we own.
  */
-export function killProcessGroup(pid: number, signal: NodeJS.Signals): boolean {
+export function killProcessGroup(pid: number, signal: NodeJS.Signals, kill: SignalSender = sendSignal): boolean {
   checkGroupId(pid);
   try {
-    process.kill(-pid, signal);
+    kill(-pid, signal);
     return true;
   } catch (error) {
     if (isMissingOrForeign(error)) return false;
@@ -143,6 +152,7 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tail = new OutputTail(options.outputLimit ?? DEFAULT_OUTPUT_LIMIT);
   const abortSignal = options.signal;
+  const kill = options.kill ?? sendSignal;
 
   let exitCode: number | null = null;
   let exitSignal: NodeJS.Signals | null = null;
@@ -158,7 +168,7 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
   const marker = createProcessMarker();
   let cgroup = madeCgroup;
   let descendants: DescendantTracker | undefined;
-  let leftovers = new Leftovers(marker.entry, killGraceMs);
+  let leftovers = new Leftovers(marker.entry, killGraceMs, kill);
   /** Sweeps for escaped processes under way that the result waits for. */
   let sweeping = 0;
 
@@ -189,8 +199,8 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
   const signalAll = (signal: NodeJS.Signals): boolean => {
     const pid = child?.pid;
     if (pid === undefined) return false;
-    const reachedGroup = killProcessGroup(pid, signal);
-    const reachedLeader = !leaderExited && !reachedGroup && child!.kill(signal);
+    const reachedGroup = killProcessGroup(pid, signal, kill);
+    const reachedLeader = !leaderExited && !reachedGroup && signalProcess(kill, pid, signal);
     return reachedGroup || reachedLeader;
   };
 
@@ -270,7 +280,7 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
   let spawned: ChildProcess;
   try {
     const start = (): ChildProcess =>
-      spawn(options.command, [...options.args], {
+      (options.spawn ?? spawn)(options.command, [...options.args], {
         cwd: options.cwd,
         env: { ...options.env, [marker.name]: marker.value },
         detached: true,
@@ -297,7 +307,7 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
     void descendants?.update();
     descendants?.poll(DESCENDANT_POLL_MS);
   }
-  leftovers = new Leftovers(marker.entry, killGraceMs, cgroup, descendants);
+  leftovers = new Leftovers(marker.entry, killGraceMs, kill, cgroup, descendants);
 
   child = spawned;
   spawned.on('error', (error) => {
@@ -376,6 +386,7 @@ class Leftovers {
   constructor(
     private readonly entry: string,
     private readonly graceMs: number,
+    private readonly kill: SignalSender,
     private readonly cgroup?: StepCgroup,
     private readonly descendants?: DescendantTracker,
   ) {}
@@ -391,7 +402,7 @@ class Leftovers {
       if (this.terminated.has(pid) || (await readProcessStatus(pid))?.group === group) continue;
       this.terminated.add(pid);
       fresh.push(pid);
-      signalProcess(pid, 'SIGTERM');
+      signalProcess(this.kill, pid, 'SIGTERM');
     }
     if (fresh.length > 0 && this.killTimer === undefined) this.scheduleKill();
   }
@@ -417,7 +428,7 @@ class Leftovers {
       this.killTimer = undefined;
       void this.cgroup?.kill();
       void this.find().then((pids) => {
-        for (const pid of pids) signalProcess(pid, 'SIGKILL');
+        for (const pid of pids) signalProcess(this.kill, pid, 'SIGKILL');
       });
     }, this.graceMs);
   }
@@ -429,10 +440,16 @@ function dropCgroup(cgroup: StepCgroup): undefined {
   return undefined;
 }
 
-/** Sends `signal` to process `pid`; false when that failed (it is gone, or not ours). Never throws. */
-function signalProcess(pid: number, signal: NodeJS.Signals): boolean {
+type SignalSender = (pid: number, signal: NodeJS.Signals) => void;
+
+function sendSignal(pid: number, signal: NodeJS.Signals): void {
+  process.kill(pid, signal);
+}
+
+/** Sends `signal` to process `pid` with `kill`; false when that failed (it is gone, or not ours). Never throws. */
+function signalProcess(kill: SignalSender, pid: number, signal: NodeJS.Signals): boolean {
   try {
-    process.kill(pid, signal);
+    kill(pid, signal);
     return true;
   } catch {
     return false;

@@ -1,6 +1,6 @@
 // runProcess with real processes: exit codes, lines, process groups, kills, limits and spawn errors.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -100,6 +100,29 @@ async function assertAllGone(pids: number[], timeoutMs = 1500): Promise<void> {
   await waitFor(() => pids.every((pid) => !isRunning(pid)), timeoutMs, `processes ${pids.join(', ')} to be gone`);
 }
 
+interface SentSignal {
+  /** As given to kill: negative for a process group. */
+  pid: number;
+  signal: NodeJS.Signals;
+  /** Whether it reached a process (kill did not fail). */
+  delivered: boolean;
+}
+
+/** A `kill` for runProcess that sends each signal for real and records it in `sent`. */
+function recordingKill(): { kill: (pid: number, signal: NodeJS.Signals) => void; sent: SentSignal[] } {
+  const sent: SentSignal[] = [];
+  const kill = (pid: number, signal: NodeJS.Signals): void => {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      sent.push({ pid, signal, delivered: false });
+      throw error;
+    }
+    sent.push({ pid, signal, delivered: true });
+  };
+  return { kill, sent };
+}
+
 processes('reports exit codes 0 and 3', async (context) => {
   assert.is((await runShell(context, 'exit 0')).result.exitCode, 0);
   const failed = await runShell(context, 'exit 3');
@@ -155,22 +178,38 @@ processes('a process that ignores SIGTERM is killed with SIGKILL after the grace
 });
 
 processes('a timeout stops a long command and its group', async (context) => {
-  const { result, out } = await runShell(context, 'echo "pid $$"; sleep 30 & echo "pid $!"; wait', { timeoutMs: 300, killGraceMs: 300 });
+  // The script waits for a 300 s sleep: a run that waited too would outlast runShell's limit and the file's.
+  const signals = recordingKill();
+  let leader = 0;
+  const { result, out } = await runShell(context, 'echo "pid $$"; sleep 300 & echo "pid $!"; wait', {
+    timeoutMs: 300,
+    killGraceMs: 300,
+    kill: signals.kill,
+    onSpawn: (pid) => (leader = pid),
+  });
   assert.is(result.timedOut, true);
   assert.is(result.cancelled, false);
-  assert.is(result.signal, 'SIGTERM');
-  assert.ok(result.durationMs < 10_000, `the 30 s sleep was not waited for (${result.durationMs} ms)`);
+  assert.is(result.signal, 'SIGTERM', 'the shell, still waiting for the sleep, was stopped');
+  assert.ok(signals.sent.some(({ pid, signal, delivered }) => pid === -leader && signal === 'SIGTERM' && delivered), JSON.stringify(signals.sent));
   await assertAllGone(pidsPrinted(out));
 });
 
 processes('when the main process exits, what it left running in the background is stopped', async (context) => {
-  // The background sleep holds stdout open: the run must still end, and the sleep must die.
-  const { result, out } = await runShell(context, 'sleep 300 & echo "pid $!"; echo done', { killGraceMs: 300 });
+  // The background sleep holds stdout open for 300 s: a run that waited for it would outlast
+  // runShell's limit and the file's. It ends because Factory stops the sleep.
+  const signals = recordingKill();
+  let leader = 0;
+  const { result, out } = await runShell(context, 'sleep 300 & echo "pid $!"; echo done', {
+    killGraceMs: 300,
+    kill: signals.kill,
+    onSpawn: (pid) => (leader = pid),
+  });
   assert.is(result.exitCode, 0);
   assert.is(result.timedOut, false);
   assert.is(result.cancelled, false);
   assert.equal(out.at(-1), 'done');
-  assert.ok(result.durationMs < 10_000, `did not wait for the background sleep (${result.durationMs} ms)`);
+  // The shell had exited: the group's SIGTERM reached the sleep, still running then.
+  assert.ok(signals.sent.some(({ pid, signal, delivered }) => pid === -leader && signal === 'SIGTERM' && delivered), JSON.stringify(signals.sent));
   await assertAllGone(pidsPrinted(out));
 });
 
@@ -184,11 +223,19 @@ processes('a leftover that closed its output and ignores SIGTERM is still killed
 });
 
 processes('a process that left the group does not keep the run open by holding its output', async (context) => {
-  // setsid moves the sleep to a session of its own: out of the group's reach, it keeps stdout open.
-  const { result, out } = await runShell(context, 'setsid sleep 300 & echo "pid $!"; echo done', { killGraceMs: 300 });
+  // setsid moves the sleep to a session of its own, out of the group's reach; it ignores SIGTERM
+  // and keeps stdout open. The run ends once the group is gone (the pipes are cut), without waiting
+  // for the SIGKILL the sleep gets after the grace period.
+  const escape = `setsid sh -c 'trap "" TERM; echo $$ > escaped.pid; exec sleep 300' &`;
+  const { result, out } = await runShell(context, escapeThen(escape, 'exit 0'), { killGraceMs: 3000 });
+  const [escaped] = pidsPrinted(out);
+  const runningWhenTheRunEnded = escaped !== undefined && isRunning(escaped);
+  const itsOutput = runningWhenTheRunEnded ? readlinkSync(`/proc/${escaped}/fd/1`) : '';
   assert.is(result.exitCode, 0);
-  assert.equal(out.at(-1), 'done');
-  assert.ok(result.durationMs < 10_000, `did not wait for the escaped sleep (${result.durationMs} ms)`);
+  assert.equal(out.at(-1), 'started');
+  assert.ok(runningWhenTheRunEnded, 'the escaped sleep still ran when the run ended');
+  assert.match(itsOutput, /^(pipe|socket):\[/, `and still held the output (node's pipes are socket pairs): ${itsOutput}`);
+  await assertAllGone([escaped!], 8000);
 });
 
 // Escaped processes: a step's process that leaves the group (setsid, nohup after setsid, a double
@@ -426,25 +473,36 @@ processes('processes without the step\'s marker are left alone: an unrelated one
   const otherController = new AbortController();
   const otherFolder = join(context.dir, 'other');
   mkdirSync(otherFolder);
-  const otherStarted = new Promise<void>((resolve) => {
-    void runShell(context, escapeThen(escapeScripts['setsid … &'], 'sleep 300'), {
+  let otherLeader = 0;
+  let otherRun: Promise<Collected> | undefined;
+  await new Promise<void>((resolve) => {
+    otherRun = runShell(context, escapeThen(escapeScripts['setsid … &'], 'sleep 300'), {
       cwd: otherFolder,
       signal: otherController.signal,
+      onSpawn: (pid) => (otherLeader = pid),
       onLine: (line) => {
         if (line === 'started') resolve();
       },
     });
   });
-  await otherStarted;
   const otherPid = context.pids.at(-1)!;
   try {
-    const { out } = await runShell(context, escapeThen(escapeScripts['setsid … &'], 'exit 0'), { killGraceMs: 300 });
-    await assertAllGone(pidsPrinted(out));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // This step's escaped process ignores SIGTERM, so the cleanup ends with its SIGKILL pass, which
+    // looks for the step's processes once more; every signal is seen by `kill` (the descendants
+    // followed, not a cgroup, which is killed as a whole), so once that pass is seen, all is.
+    const signals = recordingKill();
+    const escape = `setsid sh -c 'trap "" TERM; echo $$ > escaped.pid; exec sleep 600 >/dev/null 2>&1' &`;
+    const { out } = await runShell(context, escapeThen(escape, 'exit 0'), { killGraceMs: 300, useCgroup: false, kill: signals.kill });
+    const [escaped] = pidsPrinted(out);
+    await waitFor(() => signals.sent.some(({ pid, signal }) => pid === escaped && signal === 'SIGKILL'), 5000, 'the SIGKILL pass');
+    const others = [unrelated.pid!, otherPid, otherLeader];
+    assert.equal(signals.sent.filter(({ pid }) => others.includes(Math.abs(pid))), [], 'nothing was sent to the others');
     assert.ok(isRunning(unrelated.pid!), 'the unrelated process still runs');
     assert.ok(isRunning(otherPid), "the other step's escaped process still runs");
+    await assertAllGone([escaped!]);
   } finally {
     otherController.abort();
+    await otherRun;
   }
 });
 
@@ -545,11 +603,24 @@ processes('runs in the given working folder', async (context) => {
 });
 
 processes('a signal aborted before the start starts nothing', async (context) => {
-  const marker = join(context.dir, 'marker');
-  const { result } = await runShell(context, `touch '${marker}'`, { signal: AbortSignal.abort() });
+  let spawnCalls = 0;
+  let spawnedPid: number | undefined;
+  const signals = recordingKill();
+  const { result, out } = await runShell(context, 'echo started', {
+    signal: AbortSignal.abort(),
+    spawn: (command, args, options) => {
+      spawnCalls += 1;
+      return spawn(command, args, options);
+    },
+    onSpawn: (pid) => (spawnedPid = pid),
+    kill: signals.kill,
+  });
   assert.is(result.cancelled, true);
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.throws(() => readFileSync(marker));
+  assert.is(result.exitCode, null);
+  assert.is(spawnCalls, 0, 'no process was started');
+  assert.is(spawnedPid, undefined);
+  assert.equal(signals.sent, [], 'nor signalled');
+  assert.equal(out, []);
 });
 
 processes('a throwing onLine listener does not stop the lines or the run', async (context) => {
