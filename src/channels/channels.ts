@@ -6,6 +6,7 @@ import type { Channel, ChannelEvent, ChannelKind, ChannelView, TestResult } from
 import { channelEvents } from '../core/api';
 import { NotFoundError, ValidationError, errorMessage, quote, type ValidationIssue } from '../core/errors';
 import { newId } from '../core/ids';
+import { setTimer } from '../core/timers';
 import { isRecord } from '../core/validate';
 import type { ConfigService } from '../engine/config';
 import type { Inbox } from './inbox';
@@ -58,7 +59,7 @@ export class ChannelService {
     this.config = options.config;
     this.inbox = options.inbox;
     const now = options.now ?? Date.now;
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimer(resolve, ms)));
     this.send = options.send ?? ((channel, notice) => sendNotice(channel, notice, { now, desktopNotify: options.desktopNotify }));
   }
 

@@ -8,6 +8,7 @@
 // inbox notifications stay quiet, so no run is announced twice.
 
 import type { FactoryApi, InboxItem, Snapshot } from '../core/api';
+import { setTimer as setClampedTimer } from '../core/timers';
 
 /** The inbox kinds that show a notification. */
 export const notifiedKinds: readonly InboxItem['kind'][] = ['run.waiting', 'run.succeeded', 'run.failed'];
@@ -54,7 +55,7 @@ const burstWindowMs = 10_000;
 export function createNotifier(ports: NotificationPorts) {
   const open = new Set<NotificationLike>();
   const now = ports.now ?? Date.now;
-  const setTimer = ports.setTimer ?? ((callback, ms) => void setTimeout(callback, ms));
+  const setTimer = ports.setTimer ?? ((callback, ms) => void setClampedTimer(callback, ms));
   /** When the notifications of the current window were shown. */
   let shownAt: number[] = [];
   /** Notifications held back in this burst. */

@@ -4,6 +4,7 @@
 // last change.
 
 import type { LogLine, Run, Snapshot } from '../core/api';
+import { setTimer } from '../core/timers';
 import type { EventHub } from './events';
 
 export const runEventInterval = 60;
@@ -17,7 +18,7 @@ export interface Timers {
 }
 
 const realTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  setTimeout: (callback, ms) => setTimer(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
   now: () => performance.now(),
 };

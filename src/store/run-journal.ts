@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { Run } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { isId } from '../core/ids';
+import { setTimer } from '../core/timers';
 import { isRecord } from '../core/validate';
 import { syncFolder } from './atomic';
 import { readJsonLines, type JsonlAppender } from './jsonl';
@@ -50,7 +51,7 @@ export interface JournalClock {
 const realClock: JournalClock = {
   now: () => performance.now(),
   after(ms, wake) {
-    const timer = setTimeout(wake, ms);
+    const timer = setTimer(wake, ms);
     return () => clearTimeout(timer);
   },
 };

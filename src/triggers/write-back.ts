@@ -13,6 +13,7 @@
 import type { Connection, Issue, Run, RunStatus, TriggerConfig, TriggerKind } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { formatDuration } from '../core/runs';
+import { setTimer } from '../core/timers';
 import type { RunLifecycleEvent, RunService } from '../engine/runs';
 import type { CommentBlock, CommentDocument, CommentInline } from './comment-text';
 import { pullRequestLink } from './github-pulls';
@@ -193,7 +194,7 @@ export class WriteBack {
         this.wakers.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, ms);
+      const timer = setTimer(wake, ms); // a rate limit's reset may be a month ahead
       this.wakers.add(wake);
     });
   }
