@@ -1,7 +1,10 @@
 // The one outbound HTTP client: notification channels and tracker providers send every request
 // through `httpRequest`. It bounds each exchange (a timeout for the whole answer, a cap on the
-// answer's size), reads `Retry-After`, and keeps secrets out of what it reports: URLs in errors
-// are redacted and the caller's secrets (tokens, keys) are scrubbed from every message.
+// answer's size, the caller's abort signal), reads `Retry-After`, and keeps secrets out of what it
+// reports: URLs in errors are redacted, and the caller's secrets and the credentials of the
+// request's `Authorization` header are scrubbed, in every form they travel in, from every error and
+// from the answer itself. A service (or a proxy in front of it) that echoes the request in its
+// error body therefore cannot put a token into an error a provider builds from that body.
 
 import { FactoryError, errorMessage } from '../core/errors';
 
@@ -18,8 +21,13 @@ export interface OutboundRequest {
   cutAnswer?: boolean;
   /** Words naming the service in errors, e.g. `Linear` (default: the redacted URL's host). */
   service?: string;
-  /** Texts never to appear in an error (tokens, keys, secret URLs). */
+  /**
+   * Texts never to appear in an error or in the answer (tokens, keys, secret URLs); the
+   * credentials of the `Authorization` header are always added (see `credentialsOf`).
+   */
   secrets?: readonly string[];
+  /** Ends the exchange early (Factory is stopping): it rejects with NetworkError. */
+  signal?: AbortSignal;
 }
 
 export interface HttpAnswer {
@@ -45,26 +53,29 @@ const redacted = '***';
 /**
  * Sends one request and reads its answer within the timeout. Any HTTP status resolves (the caller
  * reads it in the service's own terms); redirects are not followed (a POST must not become a GET).
+ * The answer's text and header values come without the request's secrets (each replaced by `***`).
  * Rejects with NetworkError, whose message names the service and the redacted URL, never a secret.
  */
 export async function httpRequest(request: OutboundRequest, options: HttpOptions = {}): Promise<HttpAnswer> {
   const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
   const where = redactUrl(request.url);
   const service = request.service ?? where;
-  const fail = (message: string) => new NetworkError(scrub(message, request.secrets ?? []));
+  const secrets = [...(request.secrets ?? []), ...credentialsOf(request.headers)];
+  const fail = (message: string) => new NetworkError(scrub(message, secrets));
   try {
     const response = await (options.fetch ?? fetch)(request.url, {
       method: request.method ?? 'GET',
       headers: { 'User-Agent': 'Factory', ...request.headers },
       ...(request.body !== undefined ? { body: request.body } : {}),
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: request.signal ? AbortSignal.any([request.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
     });
     const text = await readText(response, request.maxBytes ?? defaultMaxBytes, request.cutAnswer ?? false);
     if (text === undefined) throw fail(`${service} answered more than ${formatBytes(request.maxBytes ?? defaultMaxBytes)}; the answer was dropped`);
-    return { status: response.status, headers: response.headers, text };
+    return { status: response.status, headers: scrubHeaders(response.headers, secrets), text: scrub(text, secrets) };
   } catch (error) {
     if (error instanceof NetworkError) throw error;
+    if (request.signal?.aborted) throw fail(`The request to ${service} was cancelled: Factory is stopping`);
     if (isTimeout(error)) throw fail(`${service} at ${where} did not answer within ${Number((timeoutMs / 1000).toFixed(3))} s`);
     throw fail(`Could not reach ${where}: ${networkReason(error)}`);
   }
@@ -182,10 +193,49 @@ export function secretsOfUrl(url: string): string[] {
   }
 }
 
-/** Removes each secret (of 4 characters or more, longest first) from `text`. */
+/**
+ * The secrets an `Authorization` header carries: the whole value when it is a bare key (Linear's), the
+ * credentials after the scheme (`Bearer x`, `token x`), and for `Basic` (base64 of `user:password`)
+ * the password. The user name is not a secret (often an email, shown beside the account).
+ */
+export function credentialsOf(headers: Record<string, string> | undefined): string[] {
+  const value = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1]?.trim();
+  if (!value) return [];
+  const [scheme, credentials] = value.split(/\s+/, 2);
+  if (credentials === undefined) return [value];
+  if (!/^basic$/i.test(scheme!)) return [credentials];
+  const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+  return [credentials, decoded.slice(decoded.indexOf(':') + 1)];
+}
+
+/**
+ * Each form a secret travels or is echoed in: as it is, URL-encoded (upper- and lower-case hex),
+ * base64 (padded or not), base64url and JSON-escaped. `Bearer x` and `token x` hold the raw form;
+ * Basic's base64 of `email:token` is a secret of its own (see `credentialsOf`).
+ */
+function secretForms(secret: string): string[] {
+  const encoded = encodeURIComponent(secret);
+  const base64 = Buffer.from(secret).toString('base64');
+  const json = JSON.stringify(secret).slice(1, -1);
+  return [secret, encoded, encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()), base64, base64.replace(/=+$/, ''), Buffer.from(secret).toString('base64url'), json, json.replaceAll('/', '\\/')];
+}
+
+/** Removes each secret (of 4 characters or more), in each of its forms (`secretForms`), longest first, from `text`. */
 export function scrub(text: string, secrets: readonly (string | undefined)[]): string {
-  const sorted = secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= 4).sort((a, b) => b.length - a.length);
+  const forms = new Set(secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= 4).flatMap(secretForms));
   let clean = text;
-  for (const secret of sorted) clean = clean.split(secret).join(redacted);
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) if (clean.includes(form)) clean = clean.split(form).join(redacted);
   return clean;
+}
+
+/** `headers`, or a copy with the secrets scrubbed from their values when some value holds one. */
+function scrubHeaders(headers: Headers, secrets: readonly string[]): Headers {
+  let clean: Headers | undefined;
+  for (const [name, value] of headers) {
+    const scrubbed = scrub(value, secrets);
+    if (scrubbed === value) continue;
+    clean ??= new Headers(headers);
+    clean.set(name, scrubbed);
+  }
+  return clean ?? headers;
 }

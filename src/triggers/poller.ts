@@ -2,11 +2,13 @@
 // (jittered by ±10% so triggers spread out), and admits what it finds. The first poll (and the
 // first after a reset) is full; later polls ask only for what changed since the cursor. A failure
 // is kept in the state and the ledger, told once per failure streak, and backs the polls off; a
-// rate limit pauses polling until it lifts. A poll that fails halfway keeps its cursor, so the
-// next one sees the same issues again and dedup starts nothing twice.
+// rate limit pauses polling until it lifts, or for an hour at most (then the next poll reads the
+// reset anew). A poll that fails halfway keeps its cursor, so the next one sees the same issues
+// again and dedup starts nothing twice. `stop()` aborts the polls under way.
 
 import type { Connection, TriggerConfig, TriggerKind, TriggerState } from '../core/api';
 import { ConflictError, errorMessage } from '../core/errors';
+import { setTimer } from '../core/timers';
 import { defaultPollIntervalSec } from '../core/trigger-config';
 import type { Admission } from './admission';
 import { ProviderError, type TrackerProvider } from './provider';
@@ -14,6 +16,11 @@ import type { TriggerStates } from './trigger-state';
 
 /** The longest pause after failures in a row (doubling from the poll interval). */
 const maxBackoffMs = 3600_000;
+/**
+ * The longest pause for a rate limit: a reset further ahead (a month, a wrong clock, a hostile
+ * server) is read anew by the poll after this one, instead of silencing the trigger for that long.
+ */
+export const maxRateLimitPauseMs = 3600_000;
 /** The first poll of a trigger that has never polled, or whose time passed while Factory was off. */
 export const defaultFirstPollDelayMs = 2000;
 
@@ -36,6 +43,8 @@ export class Poller {
   private readonly polls = new Map<string, Promise<void>>();
   /** Failures in a row, by trigger id. */
   private readonly failures = new Map<string, number>();
+  /** Aborts the requests of the polls under way when Factory stops. */
+  private readonly stopping = new AbortController();
   private stopped = false;
 
   constructor(private readonly options: PollerOptions) {}
@@ -62,6 +71,7 @@ export class Poller {
     const state = this.options.states.entry(trigger.id).file.state;
     if (!this.options.providers[trigger.kind]) return state;
     if (!trigger.enabled) throw new ConflictError(`Trigger ${trigger.name} is disabled: enable it to poll`);
+    if (this.stopped) return state;
     if ((state.rateLimitedUntil ?? 0) > this.options.now()) {
       this.options.states.record(trigger.id, { at: this.options.now(), source: 'poll', decision: `poll skipped: rate limited until ${new Date(state.rateLimitedUntil!).toISOString()}` });
       return state;
@@ -70,11 +80,12 @@ export class Poller {
     return state;
   }
 
-  /** Stops scheduling and waits for the polls under way. */
+  /** Stops scheduling, aborts the polls under way (their request, and the pages after it) and waits for them to end. */
   async stop(): Promise<void> {
     this.stopped = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    this.stopping.abort();
     await Promise.all(this.polls.values());
   }
 
@@ -90,11 +101,11 @@ export class Poller {
     const due = state.lastPollAt === undefined ? soon : Math.max(soon, state.lastPollAt + jittered);
     const at = Math.max(due, state.rateLimitedUntil ?? 0);
     state.nextPollAt = at;
-    const timer = setTimeout(() => {
+    const timer = setTimer(() => {
       this.timers.delete(trigger.id);
       const current = this.options.triggers().find((candidate) => candidate.id === trigger.id);
       if (current && this.wanted(current.id)) void this.start(current);
-    }, Math.max(0, at - now));
+    }, at - now);
     timer.unref();
     this.timers.set(trigger.id, timer);
     this.options.states.changed(trigger.id);
@@ -120,13 +131,14 @@ export class Poller {
     const { resetAt } = entry.file;
     const fullDue = provider.fullPollEveryMs !== undefined && startedAt - (entry.file.fullPollAt ?? 0) >= provider.fullPollEveryMs;
     const cursor = fullDue ? undefined : entry.file.cursor;
+    const { signal } = this.stopping;
     try {
       const connection = this.options.connection(trigger.connectionId);
       if (!connection) throw new ProviderError(`The account of this trigger no longer exists: choose another one`);
       const yielded = new Set<string>();
-      const pages = provider.poll(trigger, connection, cursor);
+      const pages = provider.poll(trigger, connection, cursor, signal);
       let page = await pages.next();
-      while (!page.done && this.wanted(trigger.id)) {
+      while (!page.done && this.wanted(trigger.id) && !signal.aborted) {
         // A page is admitted at once: the runs it starts share the journal's group commits.
         await Promise.all(page.value.map((observed) => {
           yielded.add(observed.key);
@@ -146,17 +158,40 @@ export class Poller {
       delete state.lastError;
       delete state.rateLimitedUntil;
     } catch (error) {
-      const message = errorMessage(error);
-      const wasFailing = state.lastError !== undefined;
+      if (signal.aborted) {
+        // Stopped, not failed: the next start polls again from the same cursor.
+        states.record(trigger.id, { at: this.options.now(), source: 'poll', decision: 'poll stopped: Factory is stopping' });
+        return;
+      }
       const retryAt = error instanceof ProviderError ? error.retryAt : undefined;
+      const message = retryAt === undefined ? errorMessage(error) : this.rateLimited(trigger.id, provider.name, errorMessage(error), retryAt);
+      const wasFailing = state.lastError !== undefined;
       state.lastError = message;
-      if (retryAt !== undefined) state.rateLimitedUntil = retryAt;
       this.failures.set(trigger.id, (this.failures.get(trigger.id) ?? 0) + (retryAt === undefined ? 1 : 0));
-      states.record(trigger.id, { at: this.options.now(), source: 'poll', decision: retryAt === undefined ? `poll failed: ${message}` : `rate limited until ${new Date(retryAt).toISOString()}: ${message}` });
+      states.record(trigger.id, { at: this.options.now(), source: 'poll', decision: retryAt === undefined ? `poll failed: ${message}` : message });
       if (!wasFailing && retryAt === undefined) this.options.failed(trigger, message);
     } finally {
-      state.lastPollAt = startedAt;
+      if (!signal.aborted) state.lastPollAt = startedAt;
       states.changed(trigger.id);
     }
   }
+
+  /**
+   * Pauses the trigger's polls for a rate limit that `service` says lifts at `retryAt`, for
+   * `maxRateLimitPauseMs` at most, and says so: `said`, after the time polling resumes (and the
+   * service's own time, when that is further ahead).
+   */
+  private rateLimited(triggerId: string, service: string, said: string, retryAt: number): string {
+    const now = this.options.now();
+    const resumeAt = Math.min(Number.isFinite(retryAt) ? retryAt : Number.POSITIVE_INFINITY, now + maxRateLimitPauseMs);
+    this.options.states.entry(triggerId).file.state.rateLimitedUntil = resumeAt;
+    const further = resumeAt < retryAt || !Number.isFinite(retryAt) ? ` (${service} named ${readableTime(retryAt)}; Factory asks again after ${maxRateLimitPauseMs / 60_000} minutes and reads the reset anew)` : '';
+    return `Rate limited until ${readableTime(resumeAt)}${further}: ${said}`;
+  }
+}
+
+/** An epoch time as ISO 8601, or words when it is beyond what a Date can show. */
+function readableTime(at: number): string {
+  const date = new Date(at);
+  return Number.isNaN(date.getTime()) ? 'a time too far ahead to read' : date.toISOString();
 }

@@ -75,9 +75,11 @@ export interface TrackerProvider extends WebhookProvider {
    * The issues of the trigger, page by page; returns the cursor of the next incremental poll.
    * Without `cursor` (a full poll) it yields every issue that matches now, so a processed issue
    * not among them has left the filter; with one, it yields the issues changed since, each with
-   * `outside` set when it does not match.
+   * `outside` set when it does not match. Pages are followed through a `PageTrail`: a service that
+   * sends the same page again, or more than `maxPagesPerPoll` pages, ends the poll with a
+   * ProviderError. `signal` aborts the request under way (Factory is stopping).
    */
-  poll(trigger: TriggerConfig, connection: Connection, cursor?: string): AsyncGenerator<ObservedIssue[], string | undefined>;
+  poll(trigger: TriggerConfig, connection: Connection, cursor?: string, signal?: AbortSignal): AsyncGenerator<ObservedIssue[], string | undefined>;
   /**
    * The issue as the service has it now (undefined: it does not exist). An event of a trigger
    * without a webhook secret is unverified, so its issue is read from here, not from the body.
@@ -106,6 +108,36 @@ export class ProviderError extends FactoryError {
   override name = 'ProviderError';
   constructor(message: string, readonly retryable = false, readonly retryAt?: number) {
     super(message);
+  }
+}
+
+/**
+ * Pages one poll reads at most: 100 pages of 100 issues. A trigger matching more than 10,000 issues
+ * would start as many runs, so it is a filter mistake or a service that pages without end; either
+ * way the poll stops with an error instead of asking forever (DECISIONS "Triggers").
+ */
+export const maxPagesPerPoll = 100;
+
+/**
+ * The pages one listing has asked for, by their cursor (a URL, a page token, an offset): a cursor
+ * asked for before means the service does not advance, and a listing longer than
+ * `maxPagesPerPoll` means it does not end; both throw ProviderError, so a poll always ends.
+ */
+export class PageTrail {
+  private readonly cursors = new Set<string>();
+  private pages = 0;
+
+  constructor(private readonly service: string) {}
+
+  /** Records the page about to be asked for; throws when it was asked for before or too many were. */
+  follow(cursor: string): void {
+    if (this.cursors.has(cursor)) {
+      throw new ProviderError(`${this.service} sent the same next page again after ${this.pages} pages, so the poll stopped there; it will try again at the next poll`, true);
+    }
+    if (this.pages++ >= maxPagesPerPoll) {
+      throw new ProviderError(`${this.service} kept sending more pages: the poll stopped after ${maxPagesPerPoll} pages (${(maxPagesPerPoll * 100).toLocaleString('en-US')} issues). Narrow the trigger's filter if it really matches that many issues`);
+    }
+    this.cursors.add(cursor);
   }
 }
 

@@ -25,6 +25,8 @@ export type { IncomingWebhook } from './provider';
 
 /** Issues `testTrigger` previews at most. */
 const previewLimit = 20;
+/** The 400 answer to a delivery whose issue the service would not give: never the service's own words. */
+export const providerRefusedAnswer = 'the provider refused; see the trigger';
 
 export interface TriggerServiceOptions {
   store: DataStore;
@@ -258,8 +260,9 @@ export class TriggerService {
       record(`ignored: unsigned event for an issue ${provider.name} does not have`);
       return ignoredAnswer;
     } catch (error) {
+      // The service's words go to the trigger's ledger only: an anonymous sender learns nothing from them.
       record(`error: ${errorMessage(error)}`);
-      return { status: 400, body: { error: errorMessage(error) } };
+      return { status: 400, body: { error: providerRefusedAnswer } };
     }
   }
 

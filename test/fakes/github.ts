@@ -284,6 +284,13 @@ export class FakeGitHub {
     this.scripted.push({ when, answer });
   }
 
+  /**
+   * What the server sends instead of its own answer to every request, for a server (or a proxy in
+   * front of it) that goes wrong every time: echoing the request, paging without end, linking to
+   * another origin. Unset: the fake's own answer.
+   */
+  misbehave: ((call: FakeGitHubCall, answer: FakeGitHubAnswer) => FakeGitHubAnswer) | undefined;
+
   /** Requests matching `when` are carried out, but answered only once `release` resolves. */
   hold(when: (call: FakeGitHubCall) => boolean, release: Promise<void>): void {
     this.holds.push({ when, release });
@@ -395,7 +402,8 @@ export class FakeGitHub {
     const path = inApi ? parsed.pathname.slice(prefix.length) || '/' : parsed.pathname;
     const call: FakeGitHubCall = { method, path: parsed.pathname, url: target, query: Object.fromEntries(parsed.searchParams), headers, body: text, status: 0 };
     this.calls.push(call);
-    const answer = await this.answer(call, path, parsed.searchParams, inApi);
+    const own = await this.answer(call, path, parsed.searchParams, inApi);
+    const answer = this.misbehave ? this.misbehave(call, own) : own;
     call.status = answer.status;
     for (const held of this.holds.filter((entry) => entry.when(call))) await held.release;
     return answer;

@@ -166,6 +166,18 @@ export class FakeJira {
     this.scripted.push({ when, answer });
   }
 
+  /**
+   * What the server sends instead of its own answer to every request, for a server (or a proxy in
+   * front of it) that goes wrong every time: echoing the request, paging without end. Unset: the
+   * fake's own answer.
+   */
+  misbehave: ((call: FakeJiraCall, answer: FakeJiraAnswer) => FakeJiraAnswer) | undefined;
+  /**
+   * Data Center's most issues per search page (`jira.search.views.default.max`, 1000 by default; sites
+   * lower it): a search asking for more gets this many, and `maxResults` in the answer says so.
+   */
+  searchLimit = 1000;
+
   /** Requests matching `when` are carried out, but answered only once `release` resolves. */
   hold(when: (call: FakeJiraCall) => boolean, release: Promise<void>): void {
     this.holds.push({ when, release });
@@ -213,7 +225,8 @@ export class FakeJira {
     const call: FakeJiraCall = { method, path: parsed.pathname, query: Object.fromEntries(parsed.searchParams), headers, body: text, status: 0 };
     this.calls.push(call);
     const index = this.scripted.findIndex((entry) => entry.when(call));
-    const answer = index >= 0 ? this.scripted.splice(index, 1)[0]!.answer : this.answer(call, parsed.searchParams);
+    const own = index >= 0 ? this.scripted.splice(index, 1)[0]!.answer : this.answer(call, parsed.searchParams);
+    const answer = this.misbehave ? this.misbehave(call, own) : own;
     if (index >= 0 && answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
     call.status = answer.status;
     for (const held of this.holds.filter((entry) => entry.when(call))) await held.release;
@@ -319,7 +332,7 @@ export class FakeJira {
     const found = this.search(String(params.jql ?? ''), false);
     if (!Array.isArray(found)) return found;
     const startAt = Math.max(0, Number(params.startAt ?? 0) || 0);
-    const maxResults = Math.max(0, Math.min(Number(params.maxResults ?? 50), 1000));
+    const maxResults = Math.max(0, Math.min(Number(params.maxResults ?? 50), this.searchLimit));
     const fields = fieldSet(params.fields ?? '*navigable');
     return json(200, { expand: 'schema,names', startAt, maxResults, total: found.length, issues: found.slice(startAt, startAt + maxResults).map((issue) => this.issueJson(issue, 2, fields)) });
   }

@@ -134,6 +134,13 @@ export class FakeLinear {
     this.scripted.push({ when, answer });
   }
 
+  /**
+   * What the server sends instead of its own answer to every request, for a server (or a proxy in
+   * front of it) that goes wrong every time: echoing the request, paging without end. Unset: the
+   * fake's own answer.
+   */
+  misbehave: ((request: { headers: IncomingHttpHeaders; variables: Json }, answer: FakeAnswer) => FakeAnswer) | undefined;
+
   /** Requests matching `when` are carried out, but answered only once `release` resolves. */
   hold(when: (call: RecordedCall) => boolean, release: Promise<void>): void {
     this.holds.push({ when, release });
@@ -185,6 +192,18 @@ export class FakeLinear {
   // ─── GraphQL ───
 
   private async handle(method: string, path: string, headers: IncomingHttpHeaders, text: string): Promise<FakeAnswer> {
+    const own = await this.ownAnswer(method, path, headers, text);
+    if (!this.misbehave) return own;
+    let variables: Json = {};
+    try {
+      variables = JSON.parse(text).variables ?? {};
+    } catch {
+      // not JSON: no variables
+    }
+    return this.misbehave({ headers, variables }, own);
+  }
+
+  private async ownAnswer(method: string, path: string, headers: IncomingHttpHeaders, text: string): Promise<FakeAnswer> {
     if (method !== 'POST' || path !== '/graphql') return { status: 404, body: { errors: [{ message: 'Not found' }] } };
     if (!String(headers['content-type']).startsWith('application/json')) return { status: 400, body: { errors: [{ message: 'Expected application/json' }] } };
     let request: Json;

@@ -3,8 +3,12 @@
 import { createServer, type Server } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { NetworkError, httpRequest, redactUrl, retryAfterMs, scrub } from '../../src/net/http';
+import { NetworkError, credentialsOf, httpRequest, redactUrl, retryAfterMs, scrub } from '../../src/net/http';
 import { freePort } from '../helpers/net';
+
+async function waitUntil(predicate: () => boolean): Promise<void> {
+  while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
 
 async function networkError(promise: Promise<unknown>): Promise<NetworkError> {
   const error = await promise.then(() => undefined, (thrown: unknown) => thrown);
@@ -14,9 +18,23 @@ async function networkError(promise: Promise<unknown>): Promise<NetworkError> {
 
 const client = suite<{ server: Server; base: string }>('http client');
 
+/** The requests the server holds unanswered (`/hang`), by arrival. */
+const hanging: (() => void)[] = [];
+
 client.before.each(async (context) => {
   context.server = createServer((request, response) => {
     const url = new URL(request.url!, 'http://x');
+    if (url.pathname === '/hang') return void hanging.push(() => response.end());
+    if (url.pathname === '/echo-auth') {
+      // A proxy's error page that quotes the credentials in every form it could.
+      const authorization = request.headers.authorization ?? '';
+      const credentials = authorization.split(' ')[1] ?? '';
+      const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+      const token = decoded.slice(decoded.indexOf(':') + 1);
+      const lowerEscapes = (text: string) => text.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+      const forms = [authorization, credentials, decoded, encodeURIComponent(authorization), lowerEscapes(encodeURIComponent(credentials)), Buffer.from(token).toString('base64'), encodeURIComponent(token), JSON.stringify(request.headers)];
+      return void response.writeHead(401, { 'Content-Type': 'text/plain', 'X-Echo': authorization }).end(`Unauthorized: ${forms.join(' | ')}`);
+    }
     if (url.pathname === '/slow') return void setTimeout(() => response.end('late'), 2000).unref();
     if (url.pathname === '/big') return void response.end(Buffer.alloc(100_000, 97));
     if (url.pathname === '/redirect') return void response.writeHead(302, { Location: '/elsewhere' }).end();
@@ -34,9 +52,9 @@ client.after.each(async ({ server }) => {
 });
 
 client('sends method, headers and body, names Factory as the user agent, and reads any status', async ({ base }) => {
-  const answer = await httpRequest({ url: `${base}/echo`, method: 'POST', headers: { Authorization: 'Bearer t' }, body: '{"a":1}' });
+  const answer = await httpRequest({ url: `${base}/echo`, method: 'POST', headers: { Authorization: 'Bearer tok_123456' }, body: '{"a":1}' });
   assert.is(answer.status, 200);
-  assert.equal(JSON.parse(answer.text), { method: 'POST', agent: 'Factory', auth: 'Bearer t', body: '{"a":1}' });
+  assert.equal(JSON.parse(answer.text), { method: 'POST', agent: 'Factory', auth: 'Bearer ***', body: '{"a":1}' }, 'the credentials sent never come back');
   const limited = await httpRequest({ url: `${base}/limited` });
   assert.equal([limited.status, limited.text, retryAfterMs(limited.headers, 0)], [429, 'slow down', 7000]);
 });
@@ -63,6 +81,33 @@ client('an unreachable host names the reason, and neither the URL token nor a gi
   const error = await networkError(httpRequest({ url: `http://127.0.0.1:${port}/graphql?token=abcdef123456`, secrets: ['abcdef123456'] }));
   assert.is(error.message, `Could not reach http://127.0.0.1:${port}/graphql?token=***: connection refused`);
   assert.ok(error.retryable);
+});
+
+client('an answer that echoes the credentials comes back without them, in any form; the user name stays', async ({ base }) => {
+  const token = 'ATATT3x/FfGF0+tok=en-42';
+  const credentials = Buffer.from(`ada@example.com:${token}`).toString('base64');
+  const answer = await httpRequest({ url: `${base}/echo-auth`, headers: { Authorization: `Basic ${credentials}` }, secrets: [token] });
+  assert.is(answer.status, 401);
+  const leaked = [token, credentials, encodeURIComponent(token), encodeURIComponent(credentials), encodeURIComponent(credentials).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()), Buffer.from(token).toString('base64')];
+  for (const form of leaked) {
+    assert.not.ok(answer.text.includes(form), `the answer holds ${form}: ${answer.text}`);
+    assert.not.ok(answer.headers.get('x-echo')!.includes(form), `a header holds ${form}`);
+  }
+  assert.match(answer.text, /^Unauthorized: Basic \*\*\* \| \*\*\* \| ada@example\.com:\*\*\* \| /);
+  assert.is(answer.headers.get('x-echo'), 'Basic ***');
+  assert.equal(credentialsOf({ authorization: 'Bearer abc123' }), ['abc123']);
+  assert.equal(credentialsOf({ Authorization: 'lin_api_key' }), ['lin_api_key'], 'a bare key is one secret');
+  assert.equal(credentialsOf({ 'Content-Type': 'application/json' }), []);
+});
+
+client('a request aborted by its caller ends at once, saying so', async ({ base }) => {
+  const stopping = new AbortController();
+  const request = httpRequest({ url: `${base}/hang`, service: 'GitHub', signal: stopping.signal });
+  const settled = networkError(request);
+  await waitUntil(() => hanging.length > 0);
+  stopping.abort();
+  assert.is((await settled).message, 'The request to GitHub was cancelled: Factory is stopping');
+  for (const answer of hanging.splice(0)) answer();
 });
 
 client('redactUrl hides webhook paths, bot tokens, token queries and user info; scrub removes secrets', () => {

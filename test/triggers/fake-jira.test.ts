@@ -166,6 +166,9 @@ fakeJira('data center: Bearer, v2 only (v3 is 404), startAt/total search, string
     const page = (await call(fake, 'GET', '/rest/api/2/search?jql=assignee%20%3D%20currentUser()%20ORDER%20BY%20key%20ASC&startAt=1&maxResults=1&fields=description,assignee')).body;
     assert.equal([page.startAt, page.maxResults, page.total, page.issues[0].key, page.issues[0].fields.description, page.issues[0].fields.assignee.name], [1, 1, 3, 'KAN-2', '*wiki* 2', 'ada']);
     assert.ok('status' in (await call(fake, 'POST', '/rest/api/2/search', { jql: '' })).body.issues[0].fields, 'navigable fields by default; an empty JQL is allowed');
+    fake.searchLimit = 2;
+    const capped = (await call(fake, 'GET', '/rest/api/2/search?jql=project%3DKAN&maxResults=100')).body;
+    assert.equal([capped.maxResults, capped.issues.length, capped.total], [2, 2, 3], 'a site that caps the page size says so in maxResults');
     const issue = fake.issues[0]!;
     assert.is((await call(fake, 'POST', `/rest/api/2/issue/${issue.key}/comment`, { body: { type: 'doc', version: 1, content: [] } })).status, 400);
     assert.is((await call(fake, 'POST', `/rest/api/2/issue/${issue.key}/comment`, { body: '{noformat}\nok\n{noformat}' })).status, 201);

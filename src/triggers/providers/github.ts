@@ -12,7 +12,7 @@ import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../
 import { ValidationError, quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
-import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { PageTrail, ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
 import { commentMarkdown, isRunComment } from '../comment-text';
 import { ownAccount } from '../own-account';
 import { verifyGithubSignature } from '../secrets';
@@ -77,10 +77,23 @@ export async function rest(connection: Connection, method: string, path: string,
   throw new ProviderError(`GitHub: ${said}`);
 }
 
-/** The `rel="next"` URL of a `Link` header, only when it stays on the API's own origin (the token goes with it). */
+/**
+ * The `rel="next"` URL of a `Link` header (undefined on the last page). The token goes with the
+ * request, so a next page on another origin than the API's is refused with a ProviderError, never
+ * followed, and never taken for the last page (a full poll would think it saw every issue).
+ */
 function nextPage(headers: Headers, connection: Connection): string | undefined {
   const next = /<([^>]+)>\s*;\s*rel="next"/.exec(headers.get('link') ?? '')?.[1];
-  return next && new URL(next).origin === new URL(apiRoot(connection)).origin ? next : undefined;
+  if (next === undefined) return undefined;
+  const api = new URL(apiRoot(connection)).origin;
+  let origin: string;
+  try {
+    origin = new URL(next, api).origin;
+  } catch {
+    throw new ProviderError(`GitHub's next page link is not a URL (${quote(next.slice(0, 200))})`);
+  }
+  if (origin !== api) throw new ProviderError(`GitHub's next page is on another site (${origin}), not the API's (${api}): Factory does not send the token there, so the listing stopped. Is the API address right?`);
+  return new URL(next, api).href;
 }
 
 function repoOf(trigger: TriggerConfig): string {
@@ -162,7 +175,7 @@ export const githubProvider: TrackerProvider = {
     if (issues.length > 0) throw new ValidationError(issues, 'Trigger not saved:');
   },
 
-  async *poll(trigger, connection, cursor) {
+  async *poll(trigger, connection, cursor, signal) {
     const stored = cursor ? (jsonValue(cursor) as { since?: unknown; etag?: unknown } | undefined) : undefined;
     // A cursor that does not read (a damaged file) makes this poll a full one.
     const previous = typeof stored?.since === 'string' && Number.isFinite(Date.parse(stored.since)) ? { since: stored.since, etag: text(stored.etag) } : undefined;
@@ -170,10 +183,13 @@ export const githubProvider: TrackerProvider = {
       ? `state=all&sort=updated&direction=desc&per_page=${pageSize}&since=${new Date(Date.parse(previous.since) - pollMarginMs).toISOString()}`
       : `state=open&sort=updated&direction=desc&per_page=${pageSize}`;
     let newest = previous?.since;
+    // Only the first page's ETag is kept: a change to any issue moves it to the first page (sorted by update).
     let etag: string | undefined;
-    for (let url: string | undefined = `/repos/${repoOf(trigger)}/issues?${query}`; url;) {
+    const trail = new PageTrail('GitHub');
+    for (let url: string | undefined = `${apiRoot(connection)}/repos/${repoOf(trigger)}/issues?${query}`; url;) {
+      trail.follow(url);
       const first = etag === undefined;
-      const answer = await rest(connection, 'GET', url, first && previous?.etag ? { etag: previous.etag } : {});
+      const answer = await rest(connection, 'GET', url, { ...(first && previous?.etag ? { etag: previous.etag } : {}), ...(signal ? { signal } : {}) });
       if (answer.status === 304) return cursor; // nothing changed, and it cost no rate limit
       if (answer.status === 404) throw new ProviderError(`GitHub has no repository ${quote(repoOf(trigger))} that this token can read (any more)`);
       if (!Array.isArray(answer.body)) throw new ProviderError('GitHub answered the issue list without a list');

@@ -16,7 +16,7 @@ import { ValidationError, quote } from '../../core/errors';
 import { jqlProjects } from '../../core/jql-projects';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
-import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { PageTrail, ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
 import { commentAdf, commentWikiMarkup, isRunComment } from '../comment-text';
 import { ownAccount } from '../own-account';
 import { constantTimeEqual, presentedToken, verifyGithubSignature } from '../secrets';
@@ -41,13 +41,17 @@ function site(connection: Connection): string {
   return (connection.baseUrl ?? '').replace(/\/+$/, '');
 }
 
-/** One REST exchange; answers 2xx and 404 as they are, throws ProviderError in Jira's words for the rest. */
-async function rest(connection: Connection, method: string, url: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+/**
+ * One REST exchange; answers 2xx and 404 as they are, throws ProviderError in Jira's words for the
+ * rest. The answer comes scrubbed of the credentials (httpRequest), so Jira's words never hold them.
+ */
+async function rest(connection: Connection, method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<{ status: number; body: unknown }> {
   const authorization = connection.email ? `Basic ${Buffer.from(`${connection.email}:${connection.token}`).toString('base64')}` : `Bearer ${connection.token}`;
   const answer = await httpRequest({
-    url, method, service: 'Jira', secrets: [connection.token, authorization.slice(6)],
+    url, method, service: 'Jira', secrets: [connection.token],
     headers: { Authorization: authorization, Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    ...(signal ? { signal } : {}),
   });
   const parsed = jsonValue(answer.text);
   const { status, headers } = answer;
@@ -153,12 +157,15 @@ function withoutOrder(query: string): string {
   return query.replace(/\border\s+by\b(?=(?:[^"]*"[^"]*")*[^"]*$)[\s\S]*$/i, '').trim();
 }
 
-async function* search(connection: Connection, jql: string): AsyncGenerator<unknown[]> {
+/** The issues of a JQL search, page by page (see `PageTrail`). */
+async function* search(connection: Connection, jql: string, signal?: AbortSignal): AsyncGenerator<unknown[]> {
+  const trail = new PageTrail('Jira');
   if (isCloud(connection)) {
     // Enhanced search: `nextPageToken` is absent (not null) on the last page (JRACLOUD-92184).
     for (let token: string | undefined, first = true; first || token; first = false) {
+      trail.follow(token ?? '');
       const query = new URLSearchParams({ jql, fields, maxResults: String(pageSize), ...(token ? { nextPageToken: token } : {}) });
-      const answer = await rest(connection, 'GET', `${api(connection)}/search/jql?${query}`);
+      const answer = await rest(connection, 'GET', `${api(connection)}/search/jql?${query}`, undefined, signal);
       const body = isRecord(answer.body) ? answer.body : {};
       if (!Array.isArray(body.issues)) throw new ProviderError(`Jira answered the search without issues (HTTP ${answer.status})`);
       yield body.issues;
@@ -166,9 +173,11 @@ async function* search(connection: Connection, jql: string): AsyncGenerator<unkn
     }
     return;
   }
+  // Data Center may cap `maxResults` below what was asked: the next page starts after the issues returned.
   for (let startAt = 0; ;) {
+    trail.follow(String(startAt));
     const query = new URLSearchParams({ jql, fields, maxResults: String(pageSize), startAt: String(startAt) });
-    const answer = await rest(connection, 'GET', `${api(connection)}/search?${query}`);
+    const answer = await rest(connection, 'GET', `${api(connection)}/search?${query}`, undefined, signal);
     const body = isRecord(answer.body) ? answer.body : {};
     if (!Array.isArray(body.issues)) throw new ProviderError(`Jira answered the search without issues (HTTP ${answer.status})`);
     yield body.issues;
@@ -245,14 +254,14 @@ export const jiraProvider: TrackerProvider = {
     }
   },
 
-  async *poll(trigger, connection, cursor) {
+  async *poll(trigger, connection, cursor, signal) {
     const startedAt = Date.now();
     const query = withoutOrder(trigger.filter?.query ?? '');
     const at = cursor ? Number((jsonValue(cursor) as { at?: unknown } | undefined)?.at) : NaN;
     const since = Number.isFinite(at) ? at : undefined;
     const minutes = since === undefined ? undefined : Math.ceil((startedAt - since) / 60_000) + pollMarginMinutes;
     const jql = minutes === undefined ? `${query} ORDER BY created DESC` : `(${query}) AND updated >= "-${minutes}m" ORDER BY updated DESC`;
-    for await (const issues of search(connection, jql)) {
+    for await (const issues of search(connection, jql, signal)) {
       yield issues.map((raw) => observe(trigger, raw, connection)).filter((observed): observed is ObservedIssue => observed !== undefined);
     }
     return JSON.stringify({ at: startedAt });

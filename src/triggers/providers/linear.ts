@@ -13,8 +13,8 @@
 import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../core/api';
 import { ValidationError, quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
-import { httpRequest, redactUrl, retryAfterMs, scrub } from '../../net/http';
-import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
+import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
+import { PageTrail, ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
 import { commentMarkdown, isRunComment } from '../comment-text';
 import { verifyHmacSha256Hex } from '../secrets';
 
@@ -36,19 +36,23 @@ const issuesQuery = `query FactoryIssues($filter: IssueFilter, $after: String, $
 
 type Json = Record<string, unknown>;
 
-/** One GraphQL exchange; throws ProviderError in Linear's own words (rate limits with their reset time). */
-async function graphql(connection: Connection, query: string, variables: Json = {}): Promise<Json> {
+/**
+ * One GraphQL exchange; throws ProviderError in Linear's own words (rate limits with their reset
+ * time). The answer comes scrubbed of the key (httpRequest), so Linear's words never hold it.
+ */
+async function graphql(connection: Connection, query: string, variables: Json = {}, signal?: AbortSignal): Promise<Json> {
   const url = endpoint(connection);
   const token = connection.token;
   const answer = await httpRequest({
     url, method: 'POST', service: 'Linear', secrets: [token],
     headers: { 'Content-Type': 'application/json', Authorization: token.startsWith('lin_api_') ? token : `Bearer ${token.replace(/^Bearer\s+/i, '')}` },
     body: JSON.stringify({ query, variables }),
+    ...(signal ? { signal } : {}),
   });
   const body = jsonValue(answer.text);
   const errors = isRecord(body) && Array.isArray(body.errors) ? body.errors.filter(isRecord) : [];
   const extensions = isRecord(errors[0]?.extensions) ? errors[0].extensions : {};
-  const said = scrub(String(extensions.userPresentableMessage ?? errors[0]?.message ?? ''), [token]);
+  const said = String(extensions.userPresentableMessage ?? errors[0]?.message ?? '');
   const code = `${extensions.code ?? ''} ${extensions.type ?? ''}`.toLowerCase();
   if (answer.status === 429 || code.includes('ratelimited')) {
     const now = Date.now();
@@ -181,12 +185,14 @@ export const linearProvider: TrackerProvider = {
     if (issues.length > 0) throw new ValidationError(issues, 'Trigger not saved:');
   },
 
-  async *poll(trigger, connection, cursor) {
+  async *poll(trigger, connection, cursor, signal) {
     const since = cursor ? new Date(Date.parse(cursor) - pollMarginMs).toISOString() : undefined;
     const variables: Json = { filter: issueFilter(trigger, since), first: pageSize, orderBy: since ? 'updatedAt' : 'createdAt' };
     let newest = cursor;
+    const trail = new PageTrail('Linear');
     for (;;) {
-      const data = await graphql(connection, issuesQuery, variables);
+      trail.follow(text(variables.after) ?? '');
+      const data = await graphql(connection, issuesQuery, variables, signal);
       const connectionOfIssues = isRecord(data.issues) ? data.issues : undefined;
       if (!connectionOfIssues || !Array.isArray(connectionOfIssues.nodes)) throw new ProviderError('Linear answered the issue list without its nodes');
       const page: ObservedIssue[] = [];
