@@ -55,6 +55,10 @@ export interface AgentStep extends StepBase {
   model?: string;
   /** No output for this long: a log line and an inbox item (default 600). */
   stallSec?: number;
+  /** What a stall does besides the notice: nothing more (default), cancel the step, or kill and retry it (an attempt). */
+  onStall?: 'notify' | 'cancel' | 'retry';
+  /** Caps for this step, all attempts and continuations together. */
+  budget?: Budget;
 }
 
 export interface ApprovalChoices {
@@ -86,6 +90,24 @@ export interface PullRequestStep extends StepBase {
   body?: string;
   draft?: boolean;
 }
+
+/** What an agent may spend; at a cap the step pauses for a decision (`approveStep`). */
+export interface Budget {
+  maxCostUsd?: number;
+  maxTokens?: number;
+  maxMinutes?: number;
+}
+
+/** Why an agent step paused at a cap: what was spent of what was allowed, and when. */
+export interface BudgetStop {
+  limit: 'cost' | 'tokens' | 'minutes' | 'daily';
+  spent: number;
+  allowed: number;
+  at: number;
+}
+
+/** How a running step is doing: output within the last minute, none for longer, none for `stallSec`, or waiting out the model's usage limit. */
+export type StepLiveness = 'working' | 'quiet' | 'stalled' | 'rateLimited';
 
 export type Step = ShellStep | AgentStep | ApprovalStep | PullRequestStep;
 
@@ -126,6 +148,8 @@ export interface Pipeline {
   model?: string;
   /** Per pipeline; the global cap is `Settings.maxParallelRuns`. */
   maxParallelRuns?: number;
+  /** Caps for the whole run: every agent step together. */
+  budget?: Budget;
   steps: Step[];
   createdAt: number;
   updatedAt: number;
@@ -215,6 +239,12 @@ export interface StepRun {
   pullRequest?: PullRequestRef;
   /** The agent session, where the CLI reports one. */
   sessionId?: string;
+  /** Set while an agent step waits for a decision at a budget cap (status `waiting`). */
+  budgetStop?: BudgetStop;
+  /** While the step runs (or waits out the model's usage limit): how it is doing. */
+  liveness?: StepLiveness;
+  /** When a step that hit the model's usage limit starts again. */
+  resumeAt?: number;
 }
 
 export interface Run {
@@ -517,6 +547,8 @@ export interface Settings {
   worktreeRetentionDays: number;
   defaultHarnessId?: string;
   theme?: 'system' | 'light' | 'dark';
+  /** What all runs' agents together may spend in a local calendar day; at it, agent steps pause for a decision. */
+  spendLimitUsdPerDay?: number;
 }
 
 /** What `saveSettings` takes: any part of Settings; what is left out keeps its value. */
@@ -564,6 +596,8 @@ export interface RemotePairing {
 export interface TestResult {
   ok: boolean;
   error?: string;
+  /** When the input was refused: the path of each problem that names a field (`error` says them in words). */
+  fields?: FieldMessage[];
 }
 
 // ───────────────────────────── Events ─────────────────────────────
@@ -661,6 +695,16 @@ export interface FactoryApi extends FactoryMethods {
   readonly platform: Platform;
   on<E extends FactoryEventName>(event: E, callback: (payload: FactoryEvents[E]) => void): Unsubscribe;
 }
+
+/**
+ * A method's answer as the desktop window receives it. Electron's IPC and context bridge keep only
+ * an Error's message, so a failure travels as this plain object: `error` in words, and `fields`, the
+ * path of each problem that names a field. ui/call-error.ts turns a failure back into an Error.
+ */
+export type MethodAnswer = { ok: true; value: unknown } | { ok: false; error: string; fields?: FieldMessage[] };
+
+/** `window.factory` in the desktop app: each method resolves with a MethodAnswer and never rejects. */
+export type DesktopBridge = { [Name in MethodName]: (...args: Parameters<FactoryMethods[Name]>) => Promise<MethodAnswer> } & Pick<FactoryApi, 'platform' | 'on'>;
 
 /** How a door may offer a method: `params` is the number of arguments it takes at most. */
 export interface MethodInfo {
