@@ -28,6 +28,7 @@ import { HarnessService } from './harness/harnesses';
 import { outputFormats } from './harness/parsers';
 import { ConnectionService } from './triggers/connections';
 import { githubProvider } from './triggers/providers/github';
+import { githubReviewProvider } from './triggers/providers/github-review';
 import { jiraProvider } from './triggers/providers/jira';
 import { linearProvider } from './triggers/providers/linear';
 import { TriggerService, type TriggerServiceOptions } from './triggers/triggers';
@@ -120,7 +121,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const providers = { linear: linearProvider, github: githubProvider, jira: jiraProvider };
   const connections = new ConnectionService(config, providers);
   const triggers = await TriggerService.open({
-    store, config, runs, connections, providers, runUrl,
+    store, config, runs, connections, providers: { ...providers, 'github-review': githubReviewProvider(runs) }, runUrl,
     failed: (trigger, message) => notices.triggerError(message, trigger.name),
     ...options.triggerTuning,
   });

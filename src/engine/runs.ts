@@ -8,7 +8,7 @@
 // (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
 
 import { resolve } from 'node:path';
-import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type Run, type RunBranch, type RunFollowUp, type StepRun } from '../core/api';
+import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type PullRequestRef, type Run, type RunBranch, type RunFollowUp, type StepRun } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newRunId } from '../core/ids';
 import {
@@ -457,6 +457,30 @@ export class RunService {
       }
     }
     return deleted;
+  }
+
+  /**
+   * Records a pull request's last known state on the steps of the runs that opened or updated it
+   * (a github-review trigger saw it merged or closed), so kept-work counts their branch as pushed.
+   * Returns the ids of the runs changed; a run already showing that state is left alone, and a
+   * merge is final (a late event saying closed does not undo it).
+   */
+  async markPullRequest(repository: string, number: number, state: NonNullable<PullRequestRef['state']>): Promise<string[]> {
+    const isIt = (step: StepRun) => step.pullRequest !== undefined && step.pullRequest.state !== 'merged' && step.pullRequest.number === number && step.pullRequest.repository.toLowerCase() === repository.toLowerCase();
+    const changed: string[] = [];
+    for (const id of [...this.order]) {
+      const run = this.runs.get(id);
+      if (!run?.steps.some((step) => isIt(step) && step.pullRequest!.state !== state)) continue;
+      const finished = isFinished(run.status);
+      const target = finished ? await this.options.store.read(id) : run;
+      if (!target || this.runs.get(id) !== run) continue; // deleted or changed meanwhile: the next event or poll says it again
+      for (const step of target.steps) if (isIt(step)) step.pullRequest = { ...step.pullRequest!, state };
+      await this.options.store.save(target);
+      if (finished) this.runs.set(id, slimRun(target));
+      this.changed(target);
+      changed.push(id);
+    }
+    return changed;
   }
 
   private worktreeOptions(run: Run, project: Project) {

@@ -10,8 +10,9 @@
 //   event older than the latest change already seen of the issue.
 // - One key is decided one event at a time, so concurrent duplicates start one run.
 
-import type { LedgerEntry, TriggerConfig } from '../core/api';
+import type { LedgerEntry, Run, RunFollowUp, TriggerConfig } from '../core/api';
 import { errorMessage } from '../core/errors';
+import { defaultMaxFollowUps } from '../core/trigger-config';
 import type { RunService } from '../engine/runs';
 import type { ObservedIssue } from './provider';
 import type { TriggerEntry, TriggerStates } from './trigger-state';
@@ -27,7 +28,7 @@ export const ignoredAnswer: DeliveryAnswer = { status: 202, body: { ignored: tru
 export class Admission {
   constructor(
     private readonly states: TriggerStates,
-    private readonly runs: Pick<RunService, 'queueRun'>,
+    private readonly runs: Pick<RunService, 'queueRun' | 'allRuns'>,
     private readonly now: () => number,
   ) {}
 
@@ -38,7 +39,8 @@ export class Admission {
     const { key } = observed;
     const record = (decision: string, runId?: string) => this.states.record(trigger.id, { at: this.now(), source, key, decision, ...(runId ? { runId } : {}) });
     const notCreated: DeliveryAnswer = { status: 200, body: { issue: key, created: false } };
-    return this.states.withKey(entry, key, async () => {
+    // Follow-ups of one pull request are decided one at a time, so `maxFollowUps` holds under concurrent reviews.
+    return this.states.withKey(entry, observed.followUp ? `${observed.followUp.repository}#${observed.followUp.number}` : key, async () => {
       if (deliveryId !== undefined && Object.hasOwn(entry.file.deliveries, deliveryId)) {
         record(`already processed: delivery ${deliveryId} was decided before`);
         return notCreated;
@@ -71,8 +73,20 @@ export class Admission {
       record('already processed');
       return notCreated;
     }
+    const { followUp } = observed;
+    if (followUp) {
+      const limit = trigger.maxFollowUps ?? defaultMaxFollowUps;
+      const count = followUpsOf(this.runs.allRuns(), followUp);
+      if (count >= limit) {
+        record(`ignored: ${count} follow-up${count === 1 ? '' : 's'} already for #${followUp.number} (maxFollowUps)`);
+        return ignoredAnswer;
+      }
+    }
     try {
-      const runId = await this.runs.queueRun({ pipelineId: trigger.pipelineId, issue: { ...observed.issue, key }, variables: trigger.variables ?? {} }, { triggerId: trigger.id });
+      // A follow-up's run keeps its issue's own key (the pull request's); `key` names the review.
+      const issue = followUp ? { ...observed.issue } : { ...observed.issue, key };
+      const origin = { triggerId: trigger.id, ...(followUp ? { followUp } : {}) };
+      const runId = await this.runs.queueRun({ pipelineId: trigger.pipelineId, issue, variables: trigger.variables ?? {} }, origin);
       entry.processed.set(key, this.now());
       entry.file.state.processedCount = entry.processed.size;
       record(`started ${runId}`, runId);
@@ -90,6 +104,7 @@ export class Admission {
    * the filter, unless it entered after the poll began (a webhook meanwhile).
    */
   async leaveUnseen(trigger: TriggerConfig, yielded: ReadonlySet<string>, startedAt: number): Promise<void> {
+    if (trigger.kind === 'github-review') return; // a review answered stays answered: its key never leaves
     const entry = this.states.entry(trigger.id);
     for (const [key, enteredAt] of [...entry.processed]) {
       if (yielded.has(key) || enteredAt >= startedAt) continue;
@@ -101,4 +116,11 @@ export class Admission {
       });
     }
   }
+}
+
+/** The follow-up runs of a pull request among `runs` (any trigger, any status). */
+export function followUpsOf(runs: Iterable<Run>, pull: Pick<RunFollowUp, 'repository' | 'number'>): number {
+  let count = 0;
+  for (const run of runs) if (run.followUp && run.followUp.number === pull.number && run.followUp.repository.toLowerCase() === pull.repository.toLowerCase()) count++;
+  return count;
 }

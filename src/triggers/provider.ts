@@ -2,7 +2,7 @@
 // webhook's sender knows the trigger's secret, then maps the request to an issue; the trackers
 // (providers/linear.ts, jira.ts, github.ts) also verify accounts, poll, filter and write back.
 
-import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../core/api';
+import type { Connection, ConnectionAccount, Issue, RunFollowUp, TriggerConfig } from '../core/api';
 import { FactoryError } from '../core/errors';
 import type { CommentDocument } from './comment-text';
 
@@ -28,6 +28,12 @@ export interface ObservedIssue {
   outside?: string;
   /** The provider's time of the issue's last change (ISO 8601): an event older than one seen is stale. */
   updatedAt?: string;
+  /**
+   * The pull request a follow-up run continues (a 'github-review' trigger): `key` then names the
+   * review or comment answered, the run's issue keeps its own key (`owner/repo#12`), and the
+   * trigger's `maxFollowUps` limits the runs per pull request.
+   */
+  followUp?: RunFollowUp;
 }
 
 /** What a provider decides about a verified request; the trigger service maps it to an answer. */
@@ -41,7 +47,12 @@ export type WebhookVerdict =
   /** 401 `invalid signature`: signed, but not acceptable (`reason` for the ledger, e.g. a stale timestamp). */
   | { kind: 'refused'; reason: string }
   /** Answered as it is (GitHub's `ping`: 200 `{"ok": true}`). */
-  | { kind: 'answer'; status: 200; body: Record<string, unknown>; reason: string };
+  | { kind: 'answer'; status: 200; body: Record<string, unknown>; reason: string }
+  /**
+   * Decided only after asking the service (a pull request review: its pull request, its author's
+   * access, its comments): `decide` gives the issue to admit, or the ledger reason it is ignored.
+   */
+  | { kind: 'deferred'; key: string; deliveryId?: string; decide: () => Promise<ObservedIssue | { ignored: string }> };
 
 /** The webhook half of a trigger kind: every kind has it, the generic webhook has nothing else. */
 export interface WebhookProvider {

@@ -7,7 +7,7 @@
 // record of the key. At start the processed keys are rebuilt from the runs made after the
 // trigger's last reset and after the key last left the filter, plus the keys of deleted runs.
 
-import type { LedgerEntry, Run, RunStatus, TriggerState } from '../core/api';
+import type { LedgerEntry, Run, RunFollowUp, RunStatus, TriggerState } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { isRecord } from '../core/validate';
 import type { DataStore } from '../store/data-store';
@@ -59,6 +59,20 @@ export interface TriggerEntry {
   locks: Map<string, Promise<unknown>>;
 }
 
+/**
+ * The dedup key of a follow-up run (github-review): the review it answers, or the lone comment,
+ * e.g. `acme/app#12 review 237895671` (the repository in lower case, as GitHub matches it). A review
+ * and the comments GitHub sends beside it share it.
+ */
+export function followUpKey(followUp: Pick<RunFollowUp, 'repository' | 'number' | 'reviewId' | 'commentId'>): string {
+  return `${followUp.repository.toLowerCase()}#${followUp.number} ${followUp.reviewId !== undefined ? `review ${followUp.reviewId}` : `comment ${followUp.commentId}`}`;
+}
+
+/** The key a triggered run was admitted under: its follow-up's, else its issue's. */
+function runKey(run: Run): string | undefined {
+  return run.followUp ? followUpKey(run.followUp) : run.issue?.key;
+}
+
 /** A map keyed by outside text (issue keys, delivery ids): no prototype, so `__proto__` is a key like any other. */
 function keyed<T>(from: object = {}): Record<string, T> {
   return Object.assign(Object.create(null) as Record<string, T>, from);
@@ -102,7 +116,7 @@ export class TriggerStates {
     }
     for (const run of runs) {
       const entry = run.triggerId ? this.entries.get(run.triggerId) : undefined;
-      const key = run.issue?.key;
+      const key = runKey(run);
       if (!entry || !key || run.createdAt < entry.file.resetAt || run.createdAt <= (entry.file.exits[key] ?? -1)) continue;
       entry.processed.set(key, Math.max(entry.processed.get(key) ?? 0, run.createdAt));
     }
@@ -225,7 +239,7 @@ export class TriggerStates {
   async keepKeyOf(run: Run): Promise<void> {
     const entry = run.triggerId ? this.entries.get(run.triggerId) : undefined;
     if (entry) delete entry.file.writeBacks[run.id];
-    const key = run.issue?.key;
+    const key = runKey(run);
     if (!entry || !key || !entry.processed.has(key)) return;
     if (!entry.file.keptKeys.includes(key)) entry.file.keptKeys.push(key);
     await this.persist(entry.triggerId);

@@ -3,11 +3,11 @@
 // ledger's decisions), poller.ts, write-back.ts, trigger-state.ts (what each trigger remembers),
 // and one provider per kind under providers/.
 
-import type { ConnectionKind, Issue, TestResult, TriggerConfig, TriggerKind, TriggerState } from '../core/api';
+import type { Issue, TestResult, TriggerConfig, TriggerKind, TriggerState } from '../core/api';
 import { ConflictError, FactoryError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newId, randomSecret } from '../core/ids';
 import { jqlProjects } from '../core/jql-projects';
-import { validateTrigger } from '../core/trigger-config';
+import { connectionKindOf, validateTrigger } from '../core/trigger-config';
 import type { ConfigService } from '../engine/config';
 import type { RunService } from '../engine/runs';
 import type { DataStore } from '../store/data-store';
@@ -113,8 +113,8 @@ export class TriggerService {
     const config = this.options.config.current;
     const clean = validateTrigger(input, {
       pipelineIds: config.pipelines.map((pipeline) => pipeline.id),
-      connectionIds: config.connections.filter((connection) => connection.kind === (input as { kind?: unknown }).kind).map((connection) => connection.id),
-      availableKinds: ['webhook', ...(Object.keys(this.options.providers) as ConnectionKind[])],
+      connectionIds: config.connections.filter((connection) => connection.kind === connectionKindOf((input as { kind?: unknown }).kind as TriggerKind)).map((connection) => connection.id),
+      availableKinds: ['webhook', ...(Object.keys(this.options.providers) as TriggerKind[])],
     });
     const provider = clean.kind === 'webhook' ? undefined : this.options.providers[clean.kind];
     if (provider) await provider.checkTrigger({ ...clean, id: clean.id ?? '' }, this.options.connections.get(clean.connectionId)!);
@@ -235,6 +235,26 @@ export class TriggerService {
       case 'answer':
         record(verdict.reason);
         return { status: verdict.status, body: verdict.body };
+      case 'deferred':
+        return this.admitDeferred(trigger, verdict);
+    }
+  }
+
+  /**
+   * Admits an event the provider decides only after asking its service (a pull request review):
+   * ignored ones go to the ledger with their reason; a service failure answers 400 without its
+   * words, which stay in the ledger (the next poll looks again).
+   */
+  private async admitDeferred(trigger: TriggerConfig, verdict: Extract<WebhookVerdict, { kind: 'deferred' }>): Promise<DeliveryAnswer> {
+    const record = (decision: string) => this.records.record(trigger.id, { at: this.now(), source: 'webhook', key: verdict.key, decision });
+    try {
+      const decided = await verdict.decide();
+      if (!('ignored' in decided)) return await this.admission.admit(trigger, decided, 'webhook', verdict.deliveryId);
+      record(decided.ignored);
+      return ignoredAnswer;
+    } catch (error) {
+      record(`error: ${errorMessage(error)}`);
+      return { status: 400, body: { error: providerRefusedAnswer } };
     }
   }
 

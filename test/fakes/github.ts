@@ -15,6 +15,9 @@
 //     DELETE …/issues/{n}/labels/{name} (404 "Label does not exist");
 //   - /repositories/{id}/… as an alias of /repos/{o}/{r}/… (real Link headers point there; see
 //     `repositoryIdLinks`), and GitHub Enterprise Server (`enterprise`: every path under /api/v3);
+//   - pull request reviews (PROVIDERS §6): GET …/pulls/{n}, …/pulls/{n}/reviews[/{id}[/comments]],
+//     …/pulls/{n}/comments and the repository's …/pulls/comments (since, sort, direction, Link, ETag),
+//     and …/collaborators/{user}/permission (404 for someone who is not a collaborator);
 //   - pull requests (PROVIDERS §6): GET …/pulls (head=owner:branch, state, base), POST …/pulls with
 //     GitHub's 422 bodies ("A pull request already exists for owner:branch.", "No commits between
 //     main and feature", head or base `invalid`), PATCH …/pulls/{n} (title, body, state, base), and
@@ -52,6 +55,21 @@ export interface FakeGitHubIssue {
 }
 
 export interface FakeGitHubComment { id: number; repo: string; issueNumber: number; body: string; user: { login: string; id: number }; created_at: string; updated_at: string }
+
+/** A submitted pull request review; `state` as REST spells it (upper case; webhooks say it in lower case). */
+export interface FakeGitHubReview {
+  id: number; repo: string; number: number; user: { login: string; id: number }; body: string | null;
+  state: 'COMMENTED' | 'CHANGES_REQUESTED' | 'APPROVED' | 'DISMISSED'; submitted_at: string; commit_id: string;
+}
+
+/** A comment on a line of a pull request's diff, in the review it was submitted with. */
+export interface FakeGitHubReviewComment {
+  id: number; repo: string; number: number; reviewId: number | null; path: string; line: number | null; body: string;
+  user: { login: string; id: number }; created_at: string; updated_at: string;
+}
+
+/** GitHub's collaborator roles; `permission` answers the legacy one (maintain → write, triage → read). */
+export type FakeGitHubRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read';
 
 export interface FakeGitHubCall {
   method: string;
@@ -140,12 +158,16 @@ export class FakeGitHub {
   private readonly repos = new Map<string, FakeGitHubRepo & { labels: Map<string, { id: number; name: string; color: string }> }>();
   private readonly issues: FakeGitHubIssue[] = [];
   private readonly commentList: FakeGitHubComment[] = [];
+  private readonly reviewList: FakeGitHubReview[] = [];
+  private readonly reviewCommentList: FakeGitHubReviewComment[] = [];
+  /** Collaborator roles by `owner/name` then login, both lower case; the owner and the token's user are admins. */
+  private readonly roles = new Map<string, Map<string, FakeGitHubRole>>();
   private readonly userIds = new Map<string, number>([[this.user.login, this.user.id]]);
   private readonly lastChange = new WeakMap<FakeGitHubIssue, { changes: Json; labelsAdded: string[]; labelsRemoved: string[]; assigneesAdded: string[]; assigneesRemoved: string[] }>();
   private readonly scripted: { when: (call: FakeGitHubCall) => boolean; answer: FakeGitHubAnswer }[] = [];
   private readonly holds: { when: (call: FakeGitHubCall) => boolean; release: Promise<void> }[] = [];
   private clock = Date.parse('2026-11-01T09:00:00Z');
-  private nextId = { repo: 700_000_000, issue: 2_400_000_000, pull: 1_900_000_000, comment: 3_100_000_000, label: 8_000_000_000, user: 90_000_000 };
+  private nextId = { repo: 700_000_000, issue: 2_400_000_000, pull: 1_900_000_000, comment: 3_100_000_000, label: 8_000_000_000, user: 90_000_000, review: 1_600_000_000, reviewComment: 1_700_000_000 };
 
   private constructor(
     private readonly server: Server,
@@ -299,6 +321,44 @@ export class FakeGitHub {
   /** The calls of a method whose path (below the API root) matches. */
   callsTo(method: string, path: string | RegExp): FakeGitHubCall[] {
     return this.calls.filter((call) => call.method === method && (typeof path === 'string' ? call.path === path : path.test(call.path)));
+  }
+
+  // ─── Pull request reviews ───
+
+  /**
+   * A review submitted on a pull request by `author` (default `monalisa`), with its line comments,
+   * as GitHub stores it: a line comment made on its own is a review too (state COMMENTED, body
+   * null). `id` and the comments' ids may be given, to match an example payload.
+   */
+  addReview(fullName: string, number: number, fields: { state: FakeGitHubReview['state']; body?: string | null; author?: string; id?: number; comments?: { path: string; line?: number | null; body: string; id?: number }[] }): { review: FakeGitHubReview; comments: FakeGitHubReviewComment[] } {
+    const pull = this.issue(fullName, number);
+    if (!pull?.pullRequest) throw new Error(`no pull request ${fullName}#${number} in the fake GitHub`);
+    const at = this.tick();
+    const author = this.userJson(fields.author ?? person);
+    const user = { login: author.login, id: author.id };
+    const review: FakeGitHubReview = { id: fields.id ?? this.nextId.review++, repo: pull.repo, number, user, body: fields.body ?? null, state: fields.state, submitted_at: at, commit_id: sha(`${pull.id}head`) };
+    const comments = (fields.comments ?? []).map((comment): FakeGitHubReviewComment => ({
+      id: comment.id ?? this.nextId.reviewComment++, repo: pull.repo, number, reviewId: review.id, path: comment.path, line: comment.line ?? null, body: comment.body, user, created_at: at, updated_at: at,
+    }));
+    this.reviewList.push(review);
+    this.reviewCommentList.push(...comments);
+    pull.updated_at = at;
+    return { review, comments };
+  }
+
+  /** Sets `login`'s role on the repository; null: not a collaborator (the permission answer is 404). */
+  setRole(fullName: string, login: string, role: FakeGitHubRole | null): void {
+    const repo = this.knownRepo(fullName).fullName.toLowerCase();
+    const roles = this.roles.get(repo) ?? new Map<string, FakeGitHubRole>();
+    if (role === null) roles.delete(login.toLowerCase());
+    else roles.set(login.toLowerCase(), role);
+    this.roles.set(repo, roles);
+  }
+
+  /** Merges (or only closes) a pull request as a person on github.com would. */
+  closePull(pull: FakeGitHubIssue, options: { merged: boolean }): void {
+    this.update(pull, { state: 'closed' });
+    pull.merged = options.merged;
   }
 
   // ─── Webhooks ───
@@ -497,6 +557,11 @@ export class FakeGitHub {
     const [first, second, third, fourth, ...more] = rest;
     if (first === undefined) return method === 'GET' ? { status: 200, body: this.repoJson(repo, true) } : error(404, 'Not Found');
     if ((first === 'pulls' && (method !== 'GET' || second === undefined)) || first === 'branches') return this.pullRoute(method, repo, rest, query, body);
+    if (first === 'pulls' && method === 'GET') {
+      const answer = this.reviewRoute(repo.fullName, rest.slice(1), query, linkBase);
+      if (answer) return answer;
+    }
+    if (first === 'collaborators' && second !== undefined && third === 'permission' && fourth === undefined && method === 'GET') return this.permissionRoute(repo, second);
     if (first !== 'issues' || more.length > 0) return error(404, 'Not Found');
     if (second === undefined) return method === 'GET' ? this.listIssues(repo.fullName, query, `${linkBase}/issues`) : error(404, 'Not Found');
     if (second === 'comments' && third !== undefined && /^\d+$/.test(third) && fourth === undefined) return this.commentRoute(method, repo.fullName, Number(third), body);
@@ -561,6 +626,52 @@ export class FakeGitHub {
     if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
     if (page > 1) links.push(link(1, 'first'));
     return { status: 200, body: items.slice((page - 1) * perPage, page * perPage), headers: links.length > 0 ? { link: links.join(', ') } : {} };
+  }
+
+  /** GET below /repos/{o}/{r}/pulls; undefined for paths it does not know (404 then). */
+  private reviewRoute(fullName: string, path: string[], query: URLSearchParams, linkBase: string): FakeGitHubAnswer | undefined {
+    const [first, second, third, fourth, ...more] = path;
+    if (more.length > 0) return undefined;
+    if (first === 'comments' && second === undefined) {
+      return this.listReviewComments(this.reviewCommentList.filter((comment) => comment.repo === fullName), query, `${linkBase}/pulls/comments`);
+    }
+    if (first === undefined || !/^\d+$/.test(first)) return undefined;
+    const pull = this.issue(fullName, Number(first));
+    if (!pull?.pullRequest) return error(404, 'Not Found', `${docs}/pulls/pulls#get-a-pull-request`);
+    const base = `${linkBase}/pulls/${pull.number}`;
+    if (second === undefined) return { status: 200, body: this.pullJson(pull) };
+    if (second === 'comments' && third === undefined) return this.listReviewComments(this.reviewCommentList.filter((comment) => comment.repo === fullName && comment.number === pull.number), query, `${base}/comments`);
+    if (second !== 'reviews') return undefined;
+    const reviews = this.reviewList.filter((review) => review.repo === fullName && review.number === pull.number);
+    if (third === undefined) return this.paginate(reviews.map((review) => this.reviewJson(review)), query, `${base}/reviews`);
+    const review = reviews.find((candidate) => String(candidate.id) === third);
+    if (!review) return error(404, 'Not Found', `${docs}/pulls/reviews#get-a-review-for-a-pull-request`);
+    if (fourth === undefined) return { status: 200, body: this.reviewJson(review) };
+    if (fourth !== 'comments') return undefined;
+    const comments = this.reviewCommentList.filter((comment) => comment.reviewId === review.id);
+    return this.paginate(comments.map((comment) => this.reviewCommentJson(comment)), query, `${base}/reviews/${review.id}/comments`);
+  }
+
+  /** Review comments with `since` (updated at or after), `sort` (created|updated; without it by id) and `direction` (default desc with a sort). */
+  private listReviewComments(comments: FakeGitHubReviewComment[], query: URLSearchParams, linkPath: string): FakeGitHubAnswer {
+    const sinceText = query.get('since');
+    const since = sinceText === null ? undefined : Date.parse(sinceText);
+    if (since !== undefined && Number.isNaN(since)) return validationFailed('PullRequestReviewComment', 'since', 'invalid');
+    const sort = query.get('sort');
+    const direction = sort === null ? 'asc' : query.get('direction') ?? 'desc';
+    const key = (comment: FakeGitHubReviewComment) => (sort === 'updated' ? Date.parse(comment.updated_at) : sort === 'created' ? Date.parse(comment.created_at) : 0);
+    const found = comments
+      .filter((comment) => since === undefined || Date.parse(comment.updated_at) >= since)
+      .sort((a, b) => (key(a) - key(b) || a.id - b.id) * (direction === 'asc' ? 1 : -1));
+    return this.paginate(found.map((comment) => this.reviewCommentJson(comment)), query, linkPath);
+  }
+
+  private permissionRoute(repo: FakeGitHubRepo, login: string): FakeGitHubAnswer {
+    const lower = login.toLowerCase();
+    const role = lower === repo.owner.toLowerCase() || lower === this.user.login.toLowerCase() ? 'admin' : this.roles.get(repo.fullName.toLowerCase())?.get(lower);
+    if (!role) return error(404, `${login} is not a user`, `${docs}/collaborators/collaborators#get-repository-permissions-for-a-user`);
+    const permission = role === 'maintain' ? 'write' : role === 'triage' ? 'read' : role;
+    return { status: 200, body: { permission, role_name: role, user: { ...this.userJson(login), permissions: { admin: role === 'admin', maintain: role === 'admin' || role === 'maintain', push: permission !== 'read', triage: true, pull: true }, role_name: role } } };
   }
 
   private commentRoute(method: string, fullName: string, id: number, body: unknown): FakeGitHubAnswer {
@@ -695,7 +806,7 @@ export class FakeGitHub {
       locked: false, assignee: assignees[0] ?? null, assignees, milestone: null, comments: issue.comments,
       created_at: issue.created_at, updated_at: issue.updated_at, closed_at: issue.closed_at, author_association: issue.user.login === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
       active_lock_reason: null,
-      ...(issue.pullRequest ? { draft: false, pull_request: { url: `${this.url}/repos/${repo.fullName}/pulls/${issue.number}`, html_url: web, diff_url: `${web}.diff`, patch_url: `${web}.patch`, merged_at: null } } : {}),
+      ...(issue.pullRequest ? { draft: false, pull_request: { url: `${this.url}/repos/${repo.fullName}/pulls/${issue.number}`, html_url: web, diff_url: `${web}.diff`, patch_url: `${web}.patch`, merged_at: issue.merged ? issue.closed_at : null } } : {}),
       body: issue.body, timeline_url: `${api}/timeline`, state_reason: issue.state_reason,
     };
   }
@@ -709,12 +820,44 @@ export class FakeGitHub {
     return {
       url: api, id: this.nextId.pull + issue.id % 1_000_000, node_id: asIssue.node_id, html_url: asIssue.html_url, diff_url: `${asIssue.html_url}.diff`,
       patch_url: `${asIssue.html_url}.patch`, issue_url: asIssue.url, number: issue.number, state: issue.state, locked: false, title: issue.title,
-      user: asIssue.user, body: issue.body, created_at: issue.created_at, updated_at: issue.updated_at, closed_at: issue.closed_at, merged_at: null,
+      user: asIssue.user, body: issue.body, created_at: issue.created_at, updated_at: issue.updated_at, closed_at: issue.closed_at, merged_at: issue.merged ? issue.closed_at : null,
       merge_commit_sha: null, assignee: asIssue.assignee, assignees: asIssue.assignees, requested_reviewers: [], requested_teams: [], labels: asIssue.labels,
       milestone: null, draft: this.drafts.has(issue), commits_url: `${api}/commits`, comments_url: asIssue.comments_url,
       head: branch(issue.head ?? `feature-${issue.number}`, sha(`${issue.id}head`)), base: branch(issue.base ?? 'main', sha(`${repo.id}base`)),
       author_association: asIssue.author_association, merged: issue.merged ?? false, mergeable: null, comments: issue.comments, review_comments: 0, commits: 1, additions: 1, deletions: 0, changed_files: 1,
     };
+  }
+
+  /** A review as REST gives it: `state` in upper case, an empty body as "". */
+  private reviewJson(review: FakeGitHubReview): Json {
+    const pull = this.issue(review.repo, review.number)!;
+    const html = `${pull.html_url}#pullrequestreview-${review.id}`;
+    const api = `${this.url}/repos/${review.repo}/pulls/${review.number}`;
+    return {
+      id: review.id, node_id: nodeId('PRR_kwDO', review.id), user: this.userJson(review.user.login), body: review.body ?? '', state: review.state,
+      html_url: html, pull_request_url: api, author_association: this.association(review.repo, review.user.login),
+      _links: { html: { href: html }, pull_request: { href: api } }, submitted_at: review.submitted_at, commit_id: review.commit_id,
+    };
+  }
+
+  private reviewCommentJson(comment: FakeGitHubReviewComment): Json {
+    const pull = this.issue(comment.repo, comment.number)!;
+    const url = `${this.url}/repos/${comment.repo}/pulls/comments/${comment.id}`;
+    const html = `${pull.html_url}#discussion_r${comment.id}`;
+    const pullUrl = `${this.url}/repos/${comment.repo}/pulls/${comment.number}`;
+    const commit = sha(`${pull.id}head`);
+    return {
+      url, pull_request_review_id: comment.reviewId, id: comment.id, node_id: nodeId('PRRC_kwDO', comment.id), diff_hunk: '@@ -1 +1 @@\n-# Hello-World', path: comment.path,
+      position: 1, original_position: 1, commit_id: commit, original_commit_id: commit, user: this.userJson(comment.user.login), body: comment.body,
+      created_at: comment.created_at, updated_at: comment.updated_at, html_url: html, pull_request_url: pullUrl, author_association: this.association(comment.repo, comment.user.login),
+      _links: { self: { href: url }, html: { href: html }, pull_request: { href: pullUrl } },
+      start_line: null, original_start_line: null, start_side: null, line: comment.line, original_line: comment.line, side: 'RIGHT', subject_type: 'line',
+    };
+  }
+
+  private association(fullName: string, login: string): string {
+    const repo = this.knownRepo(fullName);
+    return login === repo.owner ? 'OWNER' : this.roles.get(repo.fullName.toLowerCase())?.has(login.toLowerCase()) ? 'COLLABORATOR' : 'CONTRIBUTOR';
   }
 
   private commentJson(comment: FakeGitHubComment, issue: FakeGitHubIssue): Json {

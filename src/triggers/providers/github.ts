@@ -12,7 +12,7 @@ import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../
 import { ValidationError, quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
-import { PageTrail, ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { PageTrail, ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget, type IncomingWebhook } from '../provider';
 import { commentMarkdown, isRunComment } from '../comment-text';
 import { ownAccount } from '../own-account';
 import { verifyGithubSignature } from '../secrets';
@@ -82,7 +82,7 @@ export async function rest(connection: Connection, method: string, path: string,
  * request, so a next page on another origin than the API's is refused with a ProviderError, never
  * followed, and never taken for the last page (a full poll would think it saw every issue).
  */
-function nextPage(headers: Headers, connection: Connection): string | undefined {
+export function nextPage(headers: Headers, connection: Connection): string | undefined {
   const next = /<([^>]+)>\s*;\s*rel="next"/.exec(headers.get('link') ?? '')?.[1];
   if (next === undefined) return undefined;
   const api = new URL(apiRoot(connection)).origin;
@@ -132,7 +132,7 @@ function issuePath(target: WriteBackTarget): string {
 }
 
 /** The numeric id of the token's user (GET /user), asked once per token: only its comments are adopted. */
-function ownUserId(connection: Connection): Promise<string> {
+export function ownUserId(connection: Connection): Promise<string> {
   return ownAccount(connection, async () => {
     const answer = await rest(connection, 'GET', '/user');
     const id = isRecord(answer.body) ? answer.body.id : undefined;
@@ -152,6 +152,26 @@ async function findComment(target: WriteBackTarget, runId: string): Promise<stri
     url = nextPage(answer.headers, target.connection);
   }
   return undefined;
+}
+
+/**
+ * A verified GitHub delivery's event name and JSON object (a form-encoded hook's `payload` field
+ * too), or the verdict when it is not one to look into: not GitHub's, not JSON, a `ping` (200), an
+ * event of another repository than `repository` (ignored).
+ */
+export function readGithubWebhook(webhook: IncomingWebhook, repository: string): { event: string; payload: Json } | { verdict: WebhookVerdict } {
+  const event = readHeader(webhook, 'x-github-event');
+  if (!event) return { verdict: { kind: 'invalid', reason: 'not a GitHub webhook: the X-GitHub-Event header is missing' } };
+  const raw = webhook.body.toString('utf8');
+  // A hook set to application/x-www-form-urlencoded sends the JSON as the `payload` field.
+  const parsed = webhookJson(raw.startsWith('payload=') ? new URLSearchParams(raw).get('payload') ?? '' : raw);
+  if ('verdict' in parsed) return parsed;
+  const { payload } = parsed;
+  if (!isRecord(payload)) return { verdict: { kind: 'invalid', reason: 'not a GitHub webhook: the body is not an object' } };
+  if (event === 'ping') return { verdict: { kind: 'answer', status: 200, body: { ok: true }, reason: `ping: GitHub set up the webhook (hook ${String(payload.hook_id ?? '?')})` } };
+  const from = isRecord(payload.repository) ? text(payload.repository.full_name) : undefined;
+  if (from && !same(from, repository)) return { verdict: { kind: 'ignored', reason: `ignored: an event of another repository (${from})` } };
+  return { event, payload };
 }
 
 export const githubProvider: TrackerProvider = {
@@ -217,17 +237,9 @@ export const githubProvider: TrackerProvider = {
   },
 
   parseWebhook(webhook, trigger, connection): WebhookVerdict {
-    const event = readHeader(webhook, 'x-github-event');
-    if (!event) return { kind: 'invalid', reason: 'not a GitHub webhook: the X-GitHub-Event header is missing' };
-    const raw = webhook.body.toString('utf8');
-    // A hook set to application/x-www-form-urlencoded sends the JSON as the `payload` field.
-    const parsed = webhookJson(raw.startsWith('payload=') ? new URLSearchParams(raw).get('payload') ?? '' : raw);
-    if ('verdict' in parsed) return parsed.verdict;
-    const { payload } = parsed;
-    if (!isRecord(payload)) return { kind: 'invalid', reason: 'not a GitHub webhook: the body is not an object' };
-    if (event === 'ping') return { kind: 'answer', status: 200, body: { ok: true }, reason: `ping: GitHub set up the webhook (hook ${String(payload.hook_id ?? '?')})` };
-    const repository = isRecord(payload.repository) ? text(payload.repository.full_name) : undefined;
-    if (repository && !same(repository, repoOf(trigger))) return { kind: 'ignored', reason: `ignored: an event of another repository (${repository})` };
+    const read = readGithubWebhook(webhook, repoOf(trigger));
+    if ('verdict' in read) return read.verdict;
+    const { event, payload } = read;
     if (event === 'pull_request') return { kind: 'ignored', reason: 'ignored: a pull request' };
     if (event !== 'issues' && event !== 'issue_comment') return { kind: 'ignored', reason: `ignored: ${event} event` };
     if (!isRecord(payload.issue) || typeof payload.action !== 'string') return { kind: 'invalid', reason: `not a GitHub ${event} event: it needs action and issue` };
