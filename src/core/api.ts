@@ -212,6 +212,14 @@ export interface StepApproval {
   /** Option ids ("1", "2", ...). */
   selected?: string[];
   at: number;
+  /** Who decided, and where. */
+  by?: ApprovalDecider;
+}
+
+/** A person who decided an approval, and the surface it came from. */
+export interface ApprovalDecider {
+  name: string;
+  via: 'app' | 'github' | 'linear' | 'jira' | 'telegram';
 }
 
 export interface StepRun {
@@ -264,6 +272,8 @@ export interface Run {
   steps: StepRun[];
   /** The pipeline snapshot taken at start: only in `getRun`. */
   pipeline?: Pipeline;
+  /** The Linear agent session the run reports to (runs started by an agent trigger). */
+  agentSessionId?: string;
   /** The branch holding the run's work once its worktree folder was removed (retention): a retry starts from it. */
   branch?: string;
   /** The pull request this run continues (a github-review follow-up). */
@@ -387,6 +397,16 @@ export interface TriggerConfig {
   variables?: Record<string, string>;
   /** 'github-review': follow-up runs per pull request (default 3). */
   maxFollowUps?: number;
+  /**
+   * Who may decide a waiting approval from the issue's comments: logins (GitHub), emails or user ids
+   * (Linear), account ids or emails (Jira). Empty: GitHub users with write access, Linear members, Jira's
+   * reporter and assignee.
+   */
+  approvers?: string[];
+  /** What starts a command in a comment (default "/": "/approve", "/reject"). */
+  commandPrefix?: string;
+  /** 'linear': runs start from Linear agent sessions (delegated or mentioned issues) instead of the issue filter. */
+  agent?: boolean;
 }
 
 export type TriggerInput = Omit<TriggerConfig, 'id'> & { id?: string };
@@ -509,6 +529,10 @@ export interface Channel {
   events: ChannelEvent[];
   /** Empty or missing = all pipelines. */
   pipelineIds?: string[];
+  /** Telegram: approval notices carry buttons to decide them. */
+  approvals?: boolean;
+  /** Telegram: the user ids or @usernames allowed to press those buttons. */
+  approvers?: string[];
 }
 
 /** What `saveChannel` takes: an empty or missing id creates; saving without a token keeps the stored one. */
