@@ -3,7 +3,7 @@
 // each method checks them (or hands them to a service that does) before anything changes.
 
 import type {
-  FactoryApi, FactoryEventName, FactoryEvents, FactoryMethods, Platform, RemoteStatus, Settings, Snapshot,
+  ApprovalDecider, FactoryApi, FactoryEventName, FactoryEvents, FactoryMethods, Platform, RemoteStatus, Settings, Snapshot,
 } from './core/api';
 import { methods, type MethodName } from './core/api';
 import { FactoryError, UnavailableError, ValidationError, errorMessage, quote } from './core/errors';
@@ -18,6 +18,9 @@ import type { HarnessService } from './harness/harnesses';
 import type { ConnectionService } from './triggers/connections';
 import type { DeliveryAnswer, IncomingWebhook, TriggerService } from './triggers/triggers';
 import type { ConfigFile } from './store/data-store';
+
+/** Who decides an approval through this door: the person at the app (desktop, browser or paired phone). */
+const APP_DECIDER: ApprovalDecider = { name: 'You', via: 'app' };
 
 /** The desktop-only functions; present only in the desktop app. */
 export type DesktopFunctions = Pick<FactoryMethods, 'pickDirectory' | 'openExternal' | 'openPath' | 'openInEditor' | 'remotePairing' | 'resetRemoteToken'>;
@@ -126,7 +129,7 @@ export function createApi(services: Services): FactoryApi & Doors {
       // The approval items shown until now are decided with it: read for every client. Taken before
       // deciding, so the item of a later approval of the same run stays unread.
       const decided = inbox.unreadApprovals(runId);
-      await runs.approveStep(runId, stepId, approved, comment, selected);
+      await runs.approveStep(runId, stepId, approved, comment, selected, APP_DECIDER);
       await inbox.markRead(decided);
     },
     readStepLog: (runId, stepId, attempt, page) => runs.readStepLog(runId, stepId, attempt, page),

@@ -8,7 +8,7 @@
 // (no outputs, prompts or pipeline snapshot) and read from disk by getRun.
 
 import { resolve } from 'node:path';
-import { snapshotRunCount, type Issue, type LogLine, type Pipeline, type Project, type PullRequestRef, type Run, type RunBranch, type RunFollowUp, type StepRun } from '../core/api';
+import { snapshotRunCount, type ApprovalDecider, type Issue, type LogLine, type Pipeline, type Project, type PullRequestRef, type Run, type RunBranch, type RunFollowUp, type StepRun } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
 import { newRunId } from '../core/ids';
 import {
@@ -268,7 +268,8 @@ export class RunService {
     this.pump();
   }
 
-  async approveStep(runId: unknown, stepId: unknown, approved: unknown, comment?: unknown, selected?: unknown): Promise<void> {
+  /** `by` is internal (the doors and trigger surfaces name who decided); it is recorded on the approval. */
+  async approveStep(runId: unknown, stepId: unknown, approved: unknown, comment?: unknown, selected?: unknown, by?: ApprovalDecider): Promise<void> {
     const run = this.requireRun(runId);
     const stepRun = this.requireStep(run, stepId);
     if (typeof approved !== 'boolean') throw new ValidationError(`approved must be true or false, not ${quote(approved)}`);
@@ -284,7 +285,7 @@ export class RunService {
     const text = typeof comment === 'string' && comment.trim() ? comment : undefined;
     if (approved) {
       const chosen = resolveSelection(step, selected);
-      stepRun.approval = { approved: true, ...(text ? { comment: text } : {}), ...(chosen ? { selected: chosen } : {}), at };
+      stepRun.approval = { approved: true, ...(text ? { comment: text } : {}), ...(chosen ? { selected: chosen } : {}), at, ...(by ? { by } : {}) };
       Object.assign(stepRun, { status: 'succeeded', finishedAt: at });
       run.status = 'queued';
       this.resuming.add(run.id);
@@ -293,7 +294,7 @@ export class RunService {
       await this.options.store.save(run);
       this.pump();
     } else {
-      stepRun.approval = { approved: false, ...(text ? { comment: text } : {}), at };
+      stepRun.approval = { approved: false, ...(text ? { comment: text } : {}), at, ...(by ? { by } : {}) };
       Object.assign(stepRun, { status: 'rejected', finishedAt: at });
       await this.finish(run, 'rejected', `Rejected at step \`${stepRun.id}\`${text ? `: ${text}` : ''}`);
     }

@@ -150,6 +150,19 @@ runs('rejecting finishes the run as rejected with the comment', async ({ factory
   await waitFor(() => inbox.some((item) => /^Rejected: Release 2\.0/.test(item.title)), 2000, 'the rejection inbox item');
 });
 
+runs('an approval records who decided and where: the app door names You, a surface names its person', async ({ factory }) => {
+  const pipeline = await factory.pipeline([approval('gate', 'Ship it?'), approval('second', 'Really?'), shell('ship', 'echo shipped')]);
+  const run = await factory.api.startRun({ pipelineId: pipeline.id });
+  await factory.waitForRun(run.id, ['waiting']);
+  await factory.api.approveStep(run.id, 'gate', true, 'go');
+  await waitFor(async () => (await factory.api.getRun(run.id))!.steps[1]!.status === 'waiting', 5000, 'the second approval');
+  await factory.runs.approveStep(run.id, 'second', false, 'needs tests', undefined, { name: 'Ada Lovelace', via: 'linear' });
+  const done = await factory.waitForRun(run.id, ['rejected']);
+  assert.equal(done.steps[0]!.approval!.by, { name: 'You', via: 'app' });
+  assert.equal(done.steps[1]!.approval!.by, { name: 'Ada Lovelace', via: 'linear' });
+  assert.is(done.steps[1]!.approval!.comment, 'needs tests');
+});
+
 runs('text from the issue never runs as a command', async ({ factory }) => {
   const pipeline = await factory.pipeline([shell('say', 'echo "{{issue.title}}"; echo {{issue.description}}')]);
   const title = '$(touch PWNED) `touch PWNED2` "; touch PWNED3; "';
