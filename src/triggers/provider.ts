@@ -132,21 +132,28 @@ export const maxPagesPerPoll = 100;
 /**
  * The pages one listing has asked for, by their cursor (a URL, a page token, an offset): a cursor
  * asked for before means the service does not advance, and a listing longer than
- * `maxPagesPerPoll` means it does not end; both throw ProviderError, so a poll always ends.
+ * `maxPagesPerPoll` means it does not end; both throw ProviderError, so a poll (or, given
+ * `commentsOn`, the issue's key, a search for a run's comment) always ends.
  */
 export class PageTrail {
   private readonly cursors = new Set<string>();
   private pages = 0;
 
-  constructor(private readonly service: string) {}
+  constructor(private readonly service: string, private readonly commentsOn?: string) {}
 
   /** Records the page about to be asked for; throws when it was asked for before or too many were. */
   follow(cursor: string): void {
+    const comments = this.commentsOn;
     if (this.cursors.has(cursor)) {
-      throw new ProviderError(`${this.service} sent the same next page again after ${this.pages} pages, so the poll stopped there; it will try again at the next poll`, true);
+      throw new ProviderError(comments === undefined
+        ? `${this.service} sent the same next page again after ${this.pages} pages, so the poll stopped there; it will try again at the next poll`
+        : `${this.service} sent the same page of the comments on ${comments} again after ${this.pages} pages, so Factory stopped looking for the run's comment; the write-back will try again`, true);
     }
     if (this.pages++ >= maxPagesPerPoll) {
-      throw new ProviderError(`${this.service} kept sending more pages: the poll stopped after ${maxPagesPerPoll} pages (${(maxPagesPerPoll * 100).toLocaleString('en-US')} issues). Narrow the trigger's filter if it really matches that many issues`);
+      const most = (maxPagesPerPoll * 100).toLocaleString('en-US');
+      throw new ProviderError(comments === undefined
+        ? `${this.service} kept sending more pages: the poll stopped after ${maxPagesPerPoll} pages (${most} issues). Narrow the trigger's filter if it really matches that many issues`
+        : `${this.service} kept sending more pages of the comments on ${comments}: Factory stopped looking for the run's comment after ${maxPagesPerPoll} pages (${most} comments) and wrote none, rather than risk a second one`);
     }
     this.cursors.add(cursor);
   }

@@ -36,7 +36,7 @@ async function shootAll(page: Page, name: string, prepare?: string): Promise<voi
     await page.viewport(kind);
     for (const scheme of ['light', 'dark'] as const) {
       await page.colorScheme(scheme);
-      await sleep(60);
+      await page.waitFor(`innerWidth === ${kind === 'phone' ? 390 : 1280} && matchMedia('(prefers-color-scheme: ${scheme})').matches`, 5000, `the ${kind} viewport, ${scheme}`);
       if (prepare) await page.evaluate(prepare);
       await settle(page);
       await page.screenshot(join(screenshots, `lists-${name}-${kind === 'phone' ? 'phone' : scheme}${kind === 'phone' && scheme === 'dark' ? '-dark' : ''}.png`));

@@ -38,12 +38,10 @@ async function shootPhoneClear(page: Page, name: string): Promise<void> {
 }
 
 /** Opens `hash` as a fresh screen (through Runs), as coming back to it would. */
-async function reopen(page: Page, hash: string): Promise<number> {
+async function reopen(page: Page, hash: string): Promise<void> {
   await show(page, '#/runs');
-  const started = Date.now();
   await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
   await page.waitFor(`document.querySelector('[data-test="run-status"]')`, 10_000, `the run page ${hash}`);
-  return started;
 }
 
 /** Reopens `hash` at phone width, waits for `ready` (a selector) and takes the phone screenshots `name`. */
@@ -80,12 +78,10 @@ runPage('a waiting approval card comes first, whatever step the pane shows, on a
   assert.ok(await cardFirst(), 'the card stays first with another log selected');
 
   // Coming back through a link to a line of Prepare: the card still comes first.
-  const opened = await reopen(page, `#/runs/${run.id}?step=prepare&attempt=1#L3`);
+  await reopen(page, `#/runs/${run.id}?step=prepare&attempt=1#L3`);
   await page.waitFor(`document.querySelector('${card}') && document.querySelector('.log-target')?.dataset.n === '3'`, 10_000, 'the card and line 3 marked');
-  const shownAfter = Date.now() - opened;
   assert.ok(await cardFirst(), 'the card is first after navigating back');
   assert.is(await text(page, '.pane-title'), 'Prepare');
-  console.log(`  approval card shown first ${shownAfter} ms after navigating back, with the pane on Prepare line 3`);
   await shoot(page, 'run-page-approval');
 
   // On a phone: card first, logs wrapped, actions under the title.

@@ -436,7 +436,10 @@ ui('a Linear account and trigger are set up in the UI: Verify, Preview, save, Po
     // Linear's rate limit: the state line says until when polling pauses.
     fake.script(linearErrors.rateLimited(Date.now() + 10 * 60_000), (request) => request.fields.includes('issues'));
     await clickButton(page, triggerEditor, 'Poll now');
-    await page.waitFor(`document.querySelector('.trigger-state .warning')?.textContent.includes('rate limited until')`, 15_000, '"rate limited until" in the state line');
+    await page.waitFor(`document.querySelector('.trigger-state .warning')?.textContent.includes('Rate limited until')`, 15_000, '"Rate limited until" in the state line');
+    const limited = await page.evaluate<string>(`document.querySelector('.trigger-state').textContent`);
+    assert.is(limited.match(/rate limited until/gi)?.length, 1, `the rate limit is said once: ${limited}`);
+    assert.match(limited, /Linear's rate limit/i, `with Linear's words: ${limited}`);
     await shootTrigger(page, 'linear');
   });
 });

@@ -6,6 +6,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeJira, jiraAnswers } from '../fakes/jira';
+import { waitFor } from '../helpers/temp';
 
 const fakeJira = suite('fake jira');
 
@@ -141,9 +142,12 @@ fakeJira('cloud: issues, ADF comments (a string is refused on v3), transitions; 
     let release!: () => void;
     fake.hold((request) => request.path.endsWith('/myself'), new Promise<void>((resolve) => (release = resolve)));
     let answered = false;
+    const calls = fake.calls.length;
     const held = call(fake, 'GET', '/rest/api/3/myself').then((answer) => ((answered = true), answer));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.is(answered, false);
+    // The fake has answered the held request (status set) and waits for the release; a later request is answered meanwhile.
+    await waitFor(() => fake.calls.length > calls && fake.calls[calls]!.status === 200, 5000, 'the held request to reach the fake');
+    assert.is((await call(fake, 'GET', '/rest/api/3/issue/KAN-404')).status, 404);
+    assert.is(answered, false, 'the held request is still unanswered after a later one was answered');
     release();
     assert.is((await held).status, 200);
   } finally {

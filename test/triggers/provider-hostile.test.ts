@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Connection, ConnectionInput, ConnectionView, TriggerConfig, TriggerInput } from '../../src/core/api';
-import { maxPagesPerPoll } from '../../src/triggers/provider';
+import type { CommentDocument } from '../../src/triggers/comment-text';
+import { ProviderError, maxPagesPerPoll, type WriteBackTarget } from '../../src/triggers/provider';
 import { githubProvider } from '../../src/triggers/providers/github';
 import { jiraProvider } from '../../src/triggers/providers/jira';
 import { maxRateLimitPauseMs } from '../../src/triggers/poller';
@@ -483,3 +484,85 @@ audit('Jira Cloud: isLast true ends the search even when a nextPageToken comes w
 });
 
 audit.run();
+
+// ─── The search for a run's comment, against comment lists without end ───
+
+const commentSearch = suite('comment searches without end');
+
+const someoneElses = (words: string): CommentDocument => ({ runId: 'run_pages0001', header: [{ kind: 'words', text: words }], blocks: [] });
+
+/** A GitHub issue whose comment list links to a next page every time: a fresh one, or (`same`) the page just read. */
+async function githubComments(same: boolean): Promise<{ fake: FakeGitHub; target: WriteBackTarget; listings: () => number }> {
+  const fake = await FakeGitHub.start();
+  fake.addRepo(repo);
+  const issue = fake.addIssue(repo, { title: 'Many comments' });
+  fake.addComment(repo, issue.number, 'Not the run’s.', { author: 'monalisa' });
+  const path = `/repos/${repo}/issues/${issue.number}/comments`;
+  fake.misbehave = (call, answer) => {
+    if (call.method !== 'GET' || call.path !== path) return answer;
+    const page = Number(call.query.page ?? 1);
+    const next = new URLSearchParams({ ...call.query, page: String(same ? page : page + 1) });
+    return { ...answer, headers: { ...answer.headers, link: `<${fake.url}${path}?${next}>; rel="next"` } };
+  };
+  const { connection, trigger } = githubSetup(fake);
+  const target = { connection, trigger, issue: { title: issue.title, key: `${repo}#${issue.number}`, raw: { number: issue.number } } };
+  return { fake, target, listings: () => fake.callsTo('GET', path).length };
+}
+
+commentSearch(`GitHub: a comment list that always links a next page ends the search after ${maxPagesPerPoll} pages, in words, and nothing is posted`, async () => {
+  const { fake, target, listings } = await githubComments(false);
+  try {
+    const failed = await withTimeout(githubProvider.upsertComment(target, someoneElses(' · started')).then(() => undefined, (error: unknown) => error), 'the comment search to end', 20_000);
+    assert.instance(failed, ProviderError);
+    assert.is((failed as ProviderError).message, `GitHub kept sending more pages of the comments on ${repo}#1: Factory stopped looking for the run's comment after ${maxPagesPerPoll} pages (10,000 comments) and wrote none, rather than risk a second one`);
+    assert.is(listings(), maxPagesPerPoll);
+    assert.is(fake.comments(repo, 1).length, 1, 'no comment was posted');
+  } finally {
+    await fake.stop();
+  }
+});
+
+commentSearch('GitHub: a comment list whose next page is the page just read ends the search, and the write-back may try again', async () => {
+  const { fake, target, listings } = await githubComments(true);
+  try {
+    const failed = await withTimeout(githubProvider.upsertComment(target, someoneElses(' · started')).then(() => undefined, (error: unknown) => error), 'the comment search to end', 20_000);
+    assert.instance(failed, ProviderError);
+    assert.match((failed as ProviderError).message, new RegExp(`^GitHub sent the same page of the comments on ${repo}#1 again after \\d pages, so Factory stopped looking for the run's comment`));
+    assert.ok((failed as ProviderError).retryable);
+    assert.ok(listings() <= 3, `${listings()} requests`);
+    assert.is(fake.comments(repo, 1).length, 1, 'no comment was posted');
+  } finally {
+    await fake.stop();
+  }
+});
+
+for (const mode of ['cloud', 'datacenter'] as const) {
+  commentSearch(`Jira ${mode}: a comment list whose total is never reached ends the search after ${maxPagesPerPoll} pages, in words, and nothing is posted`, async () => {
+    const fake = await FakeJira.start({ mode });
+    try {
+      const issue = fake.addIssue({ project: 'KAN', summary: 'Many comments' });
+      fake.addComment(issue, 'Not the run’s.', { author: 'other' });
+      const listing = (call: { method: string; path: string }) => call.method === 'GET' && call.path.endsWith(`/issue/${issue.key}/comment`);
+      let first: unknown[] | undefined;
+      // Every page holds someone else's comment and a total far ahead, whatever startAt asks for.
+      fake.misbehave = (call, answer) => {
+        if (!listing(call)) return answer;
+        const body = answer.body as { comments: unknown[] };
+        first ??= body.comments;
+        return { ...answer, body: { ...body, startAt: Number(call.query.startAt ?? 0), total: Number.MAX_SAFE_INTEGER, comments: first } };
+      };
+      const connection: Connection = { id: 'con_1', kind: 'jira', name: 'Acme', baseUrl: fake.url, token: fake.token, ...(mode === 'cloud' ? { email: fake.email } : {}), account: { id: 'me', name: 'Me', server: mode === 'cloud' ? 'Jira Cloud' : 'Jira Data Center 9.12.15' } };
+      const trigger = { id: 'trg_1', name: 'KAN', kind: 'jira', enabled: true, pipelineId: 'pl_1', connectionId: 'con_1', filter: { query: 'project = KAN' } } as TriggerConfig;
+      const target: WriteBackTarget = { connection, trigger, issue: { title: issue.summary, key: issue.key } };
+      const failed = await withTimeout(jiraProvider.upsertComment(target, someoneElses(' · started')).then(() => undefined, (error: unknown) => error), 'the comment search to end', 20_000);
+      assert.instance(failed, ProviderError);
+      assert.is((failed as ProviderError).message, `Jira kept sending more pages of the comments on ${issue.key}: Factory stopped looking for the run's comment after ${maxPagesPerPoll} pages (10,000 comments) and wrote none, rather than risk a second one`);
+      assert.is(fake.calls.filter(listing).length, maxPagesPerPoll);
+      assert.is(fake.comments(issue).length, 1, 'no comment was posted');
+    } finally {
+      await fake.stop();
+    }
+  });
+}
+
+commentSearch.run();

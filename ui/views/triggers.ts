@@ -546,11 +546,13 @@ class TriggerEditor {
 
   private stateSection(state: TriggerState | undefined): HTMLElement {
     const limitedUntil = state?.rateLimitedUntil !== undefined && state.rateLimitedUntil > Date.now() ? state.rateLimitedUntil : undefined;
+    // The poller's error for a rate limit already says until when (and the service's words): shown once, as the warning.
+    const limitError = limitedUntil !== undefined && state?.lastError?.startsWith('Rate limited until ') ? state.lastError : undefined;
     return h('p', { class: 'meta trigger-state' },
       this.provider ? ['Last poll ', timeElement(state?.lastPollAt), ' · next poll ', timeElement(state?.nextPollAt), ' · last event '] : 'Last event ',
       timeElement(state?.lastEventAt), ` · ${state?.processedCount ?? 0} processed`,
-      limitedUntil ? h('span', { class: 'warning' }, ` · rate limited until ${new Date(limitedUntil).toLocaleTimeString()}`) : null,
-      state?.lastError ? h('span', { class: 'item-error' }, ` · ✕ ${state.lastError}`) : null);
+      limitedUntil ? h('span', { class: 'warning' }, ` · ${limitError ?? `Rate limited until ${new Date(limitedUntil).toLocaleTimeString()}`}`) : null,
+      state?.lastError && !limitError ? h('span', { class: 'item-error' }, ` · ✕ ${state.lastError}`) : null);
   }
 
   private ledgerSection(state: TriggerState | undefined): HTMLElement {

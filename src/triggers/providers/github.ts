@@ -141,10 +141,15 @@ export function ownUserId(connection: Connection): Promise<string> {
   });
 }
 
-/** The run's comment among the issue's: written by the token's user and beginning with the run's first line. */
+/**
+ * The run's comment among the issue's: written by the token's user and beginning with the run's
+ * first line. `Link` pages without end, or back to one already read, end the search (`PageTrail`).
+ */
 async function findComment(target: WriteBackTarget, runId: string): Promise<string | undefined> {
   const own = await ownUserId(target.connection);
+  const trail = new PageTrail('GitHub', target.issue.key ?? 'the issue');
   for (let url: string | undefined = `${issuePath(target)}/comments?per_page=${pageSize}`; url;) {
+    trail.follow(url);
     const answer = await rest(target.connection, 'GET', url);
     if (answer.status === 404 || !Array.isArray(answer.body)) return undefined;
     const found = answer.body.find((comment) => isRecord(comment) && isRecord(comment.user) && String(comment.user.id) === own && isRunComment(text(comment.body) ?? '', runId));

@@ -211,10 +211,15 @@ function byOwnUser(comment: Json, own: { accountId?: string; name?: string; key?
   return (['accountId', 'key', 'name'] as const).some((field) => own[field] !== undefined && text(author[field]) === own[field]);
 }
 
-/** The run's comment, newest first: written by the token's user and beginning with the run's first line. */
+/**
+ * The run's comment, newest first: written by the token's user and beginning with the run's first
+ * line. A `total` never reached ends the search after `maxPagesPerPoll` pages (`PageTrail`).
+ */
 async function findComment(target: WriteBackTarget, runId: string): Promise<string | undefined> {
   const own = await ownUser(target.connection);
+  const trail = new PageTrail('Jira', target.issue.key ?? 'the issue');
   for (let startAt = 0; ;) {
+    trail.follow(String(startAt));
     const answer = await rest(target.connection, 'GET', `${issueUrl(target)}/comment?startAt=${startAt}&maxResults=100&orderBy=-created`);
     const body = isRecord(answer.body) ? answer.body : {};
     const comments = Array.isArray(body.comments) ? body.comments.filter(isRecord) : [];
