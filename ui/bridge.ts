@@ -3,13 +3,17 @@
 // EventSource on /api/events, which reconnects by itself (with Last-Event-ID). After a gap the
 // server sends a fresh `snapshot` event, so the UI catches up without a reload.
 
-import type { FactoryApi, FactoryEventName, FactoryEvents } from '../src/core/api';
+import type { FactoryApi, FactoryEventName, FactoryEvents, FieldMessage } from '../src/core/api';
+import { CallError, readFields } from './call-error';
 
-/** A call the server refused; `status` 401 means the browser is not signed in. */
-export class RemoteError extends Error {
+/**
+ * A call the server refused: the answer's `error` in words and its `fields` (refused input);
+ * `status` 401 means the browser is not signed in.
+ */
+export class RemoteError extends CallError {
   override name = 'RemoteError';
-  constructor(message: string, readonly status: number) {
-    super(message);
+  constructor(message: string, readonly status: number, fields: FieldMessage[] = []) {
+    super(message, fields);
   }
 }
 
@@ -49,14 +53,14 @@ export function createWebBridge(): WebBridge {
     } catch {
       throw new RemoteError('Factory cannot be reached: check the connection', 0);
     }
-    let body: { result?: unknown; error?: string } = {};
+    let body: { result?: unknown; error?: string; fields?: unknown } = {};
     try {
       body = await response.json();
     } catch {
       // An answer without JSON: reported by status below.
     }
     if (response.status === 401) setState('signed-out');
-    if (!response.ok) throw new RemoteError(body.error ?? `The call failed (HTTP ${response.status})`, response.status);
+    if (!response.ok) throw new RemoteError(body.error ?? `The call failed (HTTP ${response.status})`, response.status, readFields(body.fields));
     return body.result ?? undefined;
   }
 

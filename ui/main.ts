@@ -2,16 +2,17 @@
 // routes, and the start. In Electron `window.factory` comes from the preload; in a browser the
 // web bridge builds it over remote access.
 
-import type { FactoryApi } from '../src/core/api';
+import type { DesktopBridge, FactoryApi } from '../src/core/api';
 import { AppState, errorText, statusGlyphs, undoWindowMs, type AppContext, type Screen, type ScreenFactory } from './app';
 import { createWebBridge, type ConnectionState } from './bridge';
+import { desktopApi } from './call-error';
 import { h, relativeTime, replace } from './dom';
 import { routes } from './routes';
 import { isUnread } from './views/inbox';
 
 declare global {
   interface Window {
-    factory?: FactoryApi;
+    factory?: DesktopBridge;
   }
 }
 
@@ -47,7 +48,7 @@ function start(): void {
   let api: FactoryApi;
   let onConnection: ((listener: (state: ConnectionState) => void) => void) | undefined;
   if (window.factory) {
-    api = window.factory;
+    api = desktopApi(window.factory);
   } else {
     const bridge = createWebBridge();
     api = bridge.api;

@@ -199,46 +199,46 @@ export function validateChannel(input: unknown, stored: Channel | undefined, pre
   const problem = (field: string, message: string) => issues.push({ field, message });
 
   const kind = input.kind as ChannelKind;
-  if (!channelKinds.includes(kind)) problem('kind', `must be one of ${channelKinds.join(', ')}, not ${quote(input.kind)}`);
+  if (!channelKinds.includes(kind)) problem('kind', `The kind must be one of ${channelKinds.join(', ')}, not ${quote(input.kind)}`);
 
   const name = typeof input.name === 'string' ? input.name.trim() : '';
-  if (!name) problem('name', `is required, not ${quote(input.name)}`);
-  else if (name.length > nameLimit) problem('name', `must be at most ${nameLimit} characters`);
+  if (!name) problem('name', `The name is required, not ${quote(input.name)}`);
+  else if (name.length > nameLimit) problem('name', `The name must be at most ${nameLimit} characters`);
 
   const url = typeof input.url === 'string' ? input.url.trim() : input.url === undefined || input.url === null ? '' : undefined;
-  if (url === undefined) problem('url', `must be a text, not ${quote(input.url)}`);
-  else if (url === '' && kindsNeedingUrl.includes(kind)) problem('url', kind === 'ntfy' ? 'is required: the ntfy server and topic, such as https://ntfy.sh/my-topic' : `is required for a ${kind} channel`);
+  if (url === undefined) problem('url', `The URL must be a text, not ${quote(input.url)}`);
+  else if (url === '' && kindsNeedingUrl.includes(kind)) problem('url', kind === 'ntfy' ? 'The URL is required: the ntfy server and topic, such as https://ntfy.sh/my-topic' : `The URL is required for a ${kind} channel`);
   else if (url !== '' && kind !== 'desktop') {
     const parsed = URL.canParse(url) ? new URL(url) : undefined;
     // Quoted through the scheme and host only: the path of a webhook URL is its secret.
-    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) problem('url', `must be an http or https URL, not ${quote(parsed ? parsed.protocol : url.slice(0, 12) + '…')}`);
-    else if (kind === 'ntfy' && parsed.pathname.replace(/\/+/g, '') === '') problem('url', `must include the topic, as in ${parsed.origin}/my-topic`);
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) problem('url', `The URL must be an http or https URL, not ${quote(parsed ? parsed.protocol : url.slice(0, 12) + '…')}`);
+    else if (kind === 'ntfy' && parsed.pathname.replace(/\/+/g, '') === '') problem('url', `The URL must include the topic, as in ${parsed.origin}/my-topic`);
   }
 
   const given = typeof input.token === 'string' ? input.token.trim() : undefined;
-  if (input.token !== undefined && input.token !== null && typeof input.token !== 'string') problem('token', 'must be a text');
+  if (input.token !== undefined && input.token !== null && typeof input.token !== 'string') problem('token', 'The token must be a text');
   const token = kindsWithToken.includes(kind) ? given || (stored?.kind === kind ? stored.token : undefined) : undefined;
-  if (kind === 'telegram' && !token) problem('token', 'is required: the bot token from @BotFather');
-  if (token && /\s/.test(token)) problem('token', 'must not contain spaces or line breaks');
+  if (kind === 'telegram' && !token) problem('token', 'The token is required: the bot token from @BotFather');
+  if (token && /\s/.test(token)) problem('token', 'The token must not contain spaces or line breaks');
 
   const chatId = typeof input.chatId === 'number' && Number.isInteger(input.chatId) ? String(input.chatId) : typeof input.chatId === 'string' ? input.chatId.trim() : undefined;
   if (kind === 'telegram') {
-    if (!chatId) problem('chatId', `is required for a telegram channel, not ${quote(input.chatId)}`);
-    else if (!chatIdPattern.test(chatId)) problem('chatId', `must be a number such as -1001234567890 or a @channelname, not ${quote(chatId)}`);
+    if (!chatId) problem('chatId', `The chat id is required for a telegram channel, not ${quote(input.chatId)}`);
+    else if (!chatIdPattern.test(chatId)) problem('chatId', `The chat id must be a number such as -1001234567890 or a @channelname, not ${quote(chatId)}`);
   }
 
   const enabled = input.enabled === undefined ? true : input.enabled;
-  if (typeof enabled !== 'boolean') problem('enabled', `must be true or false, not ${quote(input.enabled)}`);
+  if (typeof enabled !== 'boolean') problem('enabled', `The switch must be true or false, not ${quote(input.enabled)}`);
 
   const events = input.events;
-  if (!Array.isArray(events)) problem('events', `must be a list of ${channelEvents.join(', ')}, not ${quote(events)}`);
+  if (!Array.isArray(events)) problem('events', `The events must be a list of ${channelEvents.join(', ')}, not ${quote(events)}`);
   else events.forEach((event, index) => {
-    if (!channelEvents.includes(event)) problem(`events.${index}`, `must be one of ${channelEvents.join(', ')}, not ${quote(event)}`);
+    if (!channelEvents.includes(event)) problem(`events.${index}`, `Each event must be one of ${channelEvents.join(', ')}, not ${quote(event)}`);
   });
 
   const pipelineIds = input.pipelineIds;
   if (pipelineIds !== undefined && pipelineIds !== null && !(Array.isArray(pipelineIds) && pipelineIds.every((id) => typeof id === 'string' && id !== ''))) {
-    problem('pipelineIds', `must be a list of pipeline ids, not ${quote(pipelineIds)}`);
+    problem('pipelineIds', `The pipeline list must be a list of pipeline ids, not ${quote(pipelineIds)}`);
   }
 
   if (issues.length > 0) throw new ValidationError(issues, prefix);

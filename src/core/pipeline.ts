@@ -454,7 +454,7 @@ function readPipeline(input: unknown, context: PipelineContext, now: number): { 
  */
 export function validatePipeline(input: unknown, context: PipelineContext, now: number): Pipeline {
   const { pipeline, issues } = readPipeline(input, context, now);
-  if (!pipeline) throw new ValidationError(issues, undefined, { fieldsInWords: true });
+  if (!pipeline) throw new ValidationError(issues);
   return pipeline;
 }
 
@@ -522,6 +522,6 @@ export function pipelineWarnings(pipeline: Pick<Pipeline, 'steps' | 'variables'>
 export function validatePipelineBody(data: Record<string, unknown>): PipelineBody {
   const issues: Issues = [];
   const body = readPipelineBody(data, undefined, issues);
-  if (issues.length > 0) throw new ValidationError(inWords(issues, writtenStepIds(data)), undefined, { fieldsInWords: true });
+  if (issues.length > 0) throw new ValidationError(inWords(issues, writtenStepIds(data)));
   return body;
 }

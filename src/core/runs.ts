@@ -67,7 +67,7 @@ export function validateIssue(input: unknown, issues: ValidationIssue[], field =
     return undefined;
   }
   const title = typeof input.title === 'string' ? input.title.trim() : '';
-  if (!title) issues.push({ field: `${field}.title`, message: 'an issue needs a title' });
+  if (!title) issues.push({ field: `${field}.title`, message: 'The issue title is empty: an issue needs a title' });
   else if (title.length > maxTitleLength) issues.push({ field: `${field}.title`, message: `The issue title is ${title.length} characters long; the most is ${maxTitleLength}` });
   else if (title.includes('\0')) issues.push({ field: `${field}.title`, message: `The issue title ${nulCharacterMessage}` });
   const issue: Issue = { title };

@@ -109,7 +109,7 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
   }
   if (trigger.kind === 'github-review') {
     // A follow-up answers on its pull request (its pullRequest step updates it): no tracker write-back.
-    if (!trigger.filter?.repo || !repositoryPattern.test(trigger.filter.repo)) issues.push({ field: 'filter.repo', message: `must be the repository whose pull requests are watched, as owner/name, not ${quote(trigger.filter?.repo ?? '')}` });
+    if (!trigger.filter?.repo || !repositoryPattern.test(trigger.filter.repo)) issues.push({ field: 'filter.repo', message: `The repository must be the one whose pull requests are watched, as owner/name, not ${quote(trigger.filter?.repo ?? '')}` });
     trigger.maxFollowUps = readInteger(input, 'maxFollowUps', 'maxFollowUps', { min: 0, max: 1000, subject: 'The follow-up limit', note: 'per pull request' }, issues) ?? defaultMaxFollowUps;
   } else if (input.writeBack !== undefined && input.writeBack !== null && trigger.kind !== 'webhook') {
     const writeBack = input.writeBack;
@@ -153,7 +153,7 @@ export function validateConnection(input: unknown, availableKinds: readonly Conn
   if (input.baseUrl !== undefined && input.baseUrl !== null && input.baseUrl !== '') {
     const url = typeof input.baseUrl === 'string' ? parseUrl(input.baseUrl.trim()) : undefined;
     if (url && (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash) connection.baseUrl = url.href.replace(/\/+$/, '');
-    else issues.push({ field: 'baseUrl', message: `must be an http(s) address without credentials, such as https://api.linear.app, not ${quote(input.baseUrl)}` });
+    else issues.push({ field: 'baseUrl', message: `The API address must be an http(s) address without credentials, such as https://api.linear.app, not ${quote(input.baseUrl)}` });
   }
   if (input.email !== undefined && input.email !== null && input.email !== '') {
     if (typeof input.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(input.email.trim()) && input.email.length <= 320) connection.email = input.email.trim();
@@ -171,7 +171,7 @@ export function validateConnection(input: unknown, availableKinds: readonly Conn
 /** "choose the pipeline the trigger runs", and why the one chosen cannot be used. */
 function chooseMessage(what: string, role: string, value: unknown): string {
   const chosen = typeof value === 'string' && value !== '' ? ` (the ${what} ${quote(value)} no longer exists)` : '';
-  return `choose the ${what} ${role}${chosen}`;
+  return `Choose the ${what} ${role}${chosen}`;
 }
 
 function parseUrl(text: string): URL | undefined {

@@ -35,24 +35,24 @@ export const editorCommands = ['code', 'cursor'] as const;
 
 /** Refuses anything but an http: or https: URL, naming the scheme it got. */
 export function checkWebUrl(url: unknown): string {
-  if (typeof url !== 'string' || url.trim() === '') throw new ValidationError('url: must be a non-empty string');
+  if (typeof url !== 'string' || url.trim() === '') throw new ValidationError('The link must be a non-empty text');
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new ValidationError(`url: ${quote(url)} is not a valid URL`);
+    throw new ValidationError(`The link ${quote(url)} is not a valid URL`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ValidationError(`url: only http and https links can be opened, not the scheme ${quote(parsed.protocol.replace(/:$/, ''))}`);
+    throw new ValidationError(`Only http and https links can be opened, not the scheme ${quote(parsed.protocol.replace(/:$/, ''))}`);
   }
   return parsed.href;
 }
 
 /** Refuses anything but an absolute path string without NUL characters. */
 export function checkAbsolutePath(path: unknown): string {
-  if (typeof path !== 'string' || path === '') throw new ValidationError('path: must be a non-empty string');
-  if (path.includes('\0')) throw new ValidationError('path: must not contain NUL characters');
-  if (!isAbsolute(path)) throw new ValidationError(`path: ${quote(path)} is not an absolute path`);
+  if (typeof path !== 'string' || path === '') throw new ValidationError('The path must be a non-empty text');
+  if (path.includes('\0')) throw new ValidationError('The path must not contain NUL characters');
+  if (!isAbsolute(path)) throw new ValidationError(`The path ${quote(path)} is not an absolute path`);
   return path;
 }
 

@@ -3,9 +3,9 @@
 // Written against small interfaces (IpcMainLike, a send function) so tests drive it with fakes;
 // main.ts passes the real `ipcMain` and `webContents.send`.
 
-import type { FactoryApi, FactoryEventName, MethodName } from '../core/api';
+import type { FactoryApi, FactoryEventName, MethodAnswer, MethodName } from '../core/api';
 import { factoryEventNames, methodNames } from '../core/api';
-import { errorMessage } from '../core/errors';
+import { errorMessage, withFields } from '../core/errors';
 import { invokeMethod } from '../api';
 
 /** The one channel every pushed event travels on, as `{ event, payload }`. */
@@ -58,14 +58,16 @@ export function isTrustedFrame(frame: FrameLike | null | undefined, expectedUrl:
 }
 
 /**
- * Calls a method for the renderer through the one dispatcher (src/api.ts `invokeMethod`). Throws a
- * plain Error with the message the renderer sees (Electron sends only the message across).
+ * Calls a method for the renderer through the one dispatcher (src/api.ts `invokeMethod`) and
+ * resolves with its answer: `{ ok: true, value }`, or `{ ok: false, error, fields? }` with the
+ * message the renderer shows and the field paths of refused input. Electron would carry only the
+ * message of a thrown error, so a failure is answered, not thrown.
  */
-export async function callFromRenderer(api: FactoryApi, name: MethodName, args: unknown): Promise<unknown> {
+export async function callFromRenderer(api: FactoryApi, name: MethodName, args: unknown): Promise<MethodAnswer> {
   try {
-    return await invokeMethod(api, name, args);
+    return { ok: true, value: await invokeMethod(api, name, args) };
   } catch (error) {
-    throw new Error(errorMessage(error));
+    return withFields({ ok: false as const, error: errorMessage(error) }, error);
   }
 }
 

@@ -1,8 +1,11 @@
 // The renderer's `window.factory`: one function per method of the one method list, each invoking
 // `factory:<method>`, plus `platform` and `on`. Never exposes ipcRenderer or a generic invoke.
-// Kept apart from preload.ts (which imports electron) so tests drive it with a fake ipcRenderer.
+// Each method resolves with a MethodAnswer and never rejects: the context bridge would copy only a
+// rejected Error's message, and a refused form needs its field paths too (ui/call-error.ts turns a
+// failure back into an Error). Kept apart from preload.ts (which imports electron) so tests drive
+// it with a fake ipcRenderer.
 
-import type { FactoryApi, FactoryEventName, Unsubscribe } from '../core/api';
+import type { DesktopBridge, FactoryEventName, MethodAnswer, Unsubscribe } from '../core/api';
 import { methodNames } from '../core/api';
 
 /** The one channel every pushed event arrives on, as `{ event, payload }` (ipc.ts sends it). */
@@ -28,9 +31,12 @@ export function unwrapInvokeError(channel: string, error: unknown): Error {
 
 /**
  * Builds the object exposed as `window.factory`: a plain object of functions and the platform
- * string, so contextBridge can copy it. Trailing undefined arguments are left out of the call.
+ * string, so contextBridge can copy it. Trailing undefined arguments are left out of the call. A
+ * method resolves with the main process's MethodAnswer (ipc.ts `callFromRenderer`); an invoke that
+ * rejects (a refused window, no handler) resolves as `{ ok: false, error }` with Electron's
+ * wrapping taken off.
  */
-export function createPreloadApi(ipcRenderer: IpcRendererLike, platform: 'darwin' | 'linux'): FactoryApi {
+export function createPreloadApi(ipcRenderer: IpcRendererLike, platform: 'darwin' | 'linux'): DesktopBridge {
   const exposed: Record<string, unknown> = { platform };
 
   for (const name of methodNames) {
@@ -38,9 +44,10 @@ export function createPreloadApi(ipcRenderer: IpcRendererLike, platform: 'darwin
     exposed[name] = (...args: unknown[]) => {
       let count = args.length;
       while (count > 0 && args[count - 1] === undefined) count--;
-      return ipcRenderer.invoke(channel, ...args.slice(0, count)).catch((error: unknown) => {
-        throw unwrapInvokeError(channel, error);
-      });
+      return ipcRenderer.invoke(channel, ...args.slice(0, count)).then(
+        (answer) => answer as MethodAnswer,
+        (error: unknown): MethodAnswer => ({ ok: false, error: unwrapInvokeError(channel, error).message }),
+      );
     };
   }
 
@@ -79,5 +86,5 @@ export function createPreloadApi(ipcRenderer: IpcRendererLike, platform: 'darwin
     };
   };
 
-  return exposed as unknown as FactoryApi;
+  return exposed as unknown as DesktopBridge;
 }

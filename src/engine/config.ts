@@ -131,7 +131,7 @@ export class ConfigService {
   async saveProject(input: unknown): Promise<Project> {
     const clean = validateProject(input);
     const info = await stat(clean.path).catch(() => undefined);
-    if (!info?.isDirectory()) throw new ValidationError([{ field: 'path', message: `the folder ${quote(clean.path)} does not exist` }], 'Project not saved:');
+    if (!info?.isDirectory()) throw new ValidationError([{ field: 'path', message: `The folder ${quote(clean.path)} does not exist: choose an existing folder` }], 'Project not saved:');
     return this.update((config) => {
       if (clean.id) {
         const index = config.projects.findIndex((project) => project.id === clean.id);

@@ -1,8 +1,8 @@
 // Answers in JSON, and the one funnel every error on an HTTP door goes through: a status and
-// `{ "error": message }`, never a stack trace.
+// `{ "error": message }` (with `fields` beside it for refused input), never a stack trace.
 
 import type { ServerResponse } from 'node:http';
-import { FactoryError, UnavailableError } from '../core/errors';
+import { FactoryError, UnavailableError, withFields } from '../core/errors';
 
 /** An error that carries its own HTTP status (and headers, such as `Allow`); its message is shown. */
 export class HttpError extends FactoryError {
@@ -95,7 +95,9 @@ export function sendJson(response: ServerResponse, status: number, value: unknow
 }
 
 /**
- * Answers `error` as `{ "error": message }` with its status (see errorStatus). Unexpected errors
+ * Answers `error` as `{ "error": message }` with its status (see errorStatus); a ValidationError
+ * adds `"fields": [{ field, message }]`, the path of each problem that names a field, so a form can
+ * put it there (the message says every problem in words, without paths). Unexpected errors
  * are logged with their stack and answered 500 `Internal error`. Headers set before the error
  * are dropped. When the answer has already begun, the response is cut off instead; when it
  * says `Connection: close`, the socket is destroyed once the answer is flushed.
@@ -115,5 +117,5 @@ export function sendError(response: ServerResponse, error: unknown): void {
     const socket = response.socket;
     response.once('finish', () => socket?.destroy());
   }
-  sendJson(response, status, { error: message }, headers);
+  sendJson(response, status, status >= 500 ? { error: message } : withFields({ error: message }, error), headers);
 }

@@ -4,7 +4,7 @@
 // token keeps the stored one.
 
 import type { Connection, ConnectionAccount, ConnectionKind, ConnectionView, TestResult } from '../core/api';
-import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
+import { ConflictError, NotFoundError, ValidationError, quote, testFailure } from '../core/errors';
 import { newId } from '../core/ids';
 import { validateConnection } from '../core/trigger-config';
 import type { ConfigService } from '../engine/config';
@@ -28,13 +28,13 @@ export class ConnectionService {
     return this.config.current.connections.find((connection) => connection.id === id);
   }
 
-  /** Verifies without saving: `{ ok, account }`, or `{ ok: false, error }` in the service's words. */
+  /** Verifies without saving: `{ ok, account }`, or `{ ok: false, error, fields? }` in the service's words. */
   async test(input: unknown): Promise<TestResult & { account?: ConnectionAccount }> {
     try {
       const { account } = await this.verified(input);
       return { ok: true, account };
     } catch (error) {
-      return { ok: false, error: error instanceof ValidationError ? error.details : errorMessage(error) };
+      return testFailure(error);
     }
   }
 
@@ -69,7 +69,7 @@ export class ConnectionService {
     if (clean.id && !stored) throw new NotFoundError(`No account with id ${quote(clean.id)}`);
     if (stored && stored.kind !== clean.kind) throw new ConflictError('An account cannot change its kind: add a new account instead');
     const token = clean.token ?? stored?.token;
-    if (!token) throw new ValidationError([{ field: 'token', message: 'enter the API key or token' }], 'Account not saved:');
+    if (!token) throw new ValidationError([{ field: 'token', message: 'The API key or token is empty: enter it' }], 'Account not saved:');
     const provider = this.providers[clean.kind]!;
     const candidate: Connection = { ...clean, id: clean.id ?? '', token };
     const account = await provider.verifyConnection(candidate);

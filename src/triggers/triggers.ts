@@ -4,7 +4,7 @@
 // and one provider per kind under providers/.
 
 import type { Issue, TestResult, TriggerConfig, TriggerKind, TriggerState } from '../core/api';
-import { ConflictError, FactoryError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
+import { ConflictError, FactoryError, NotFoundError, errorMessage, quote, testFailure } from '../core/errors';
 import { newId, randomSecret } from '../core/ids';
 import { jqlProjects } from '../core/jql-projects';
 import { connectionKindOf, validateTrigger } from '../core/trigger-config';
@@ -161,7 +161,7 @@ export class TriggerService {
       }
       return { ok: true, issues };
     } catch (error) {
-      if (error instanceof FactoryError) return { ok: false, error: error instanceof ValidationError ? error.details : errorMessage(error), issues: [] };
+      if (error instanceof FactoryError) return { ...testFailure(error), issues: [] };
       throw error;
     }
   }

@@ -69,18 +69,18 @@ channels('saving without a token keeps the stored one', async ({ service, config
 });
 
 channels('validation names each bad field and quotes the bad value', async ({ service }) => {
-  await rejects(service.saveChannel({ kind: 'pager', name: 'x', enabled: true, events: [] }), /kind: must be one of slack, discord, ntfy, telegram, webhook, desktop, not `pager`/);
-  await rejects(service.saveChannel({ kind: 'slack', name: ' ', enabled: true, events: [] }), /name: is required[\s\S]*url: is required for a slack channel/);
-  await rejects(service.saveChannel({ kind: 'discord', name: 'd', url: 'ftp://example.com/x', enabled: true, events: [] }), /url: must be an http or https URL, not `ftp:`/);
-  await rejects(service.saveChannel({ kind: 'ntfy', name: 'n', url: 'https://ntfy.sh/', enabled: true, events: [] }), /url: must include the topic, as in https:\/\/ntfy.sh\/my-topic/);
-  await rejects(service.saveChannel({ kind: 'telegram', name: 't', enabled: true, events: [] }), /token: is required[\s\S]*chatId: is required/);
-  await rejects(service.saveChannel({ kind: 'desktop', name: 'd', enabled: 'yes', events: ['run.done'] }), /enabled: must be true or false, not `yes`[\s\S]*events.0: must be one of run.succeeded, run.failed, run.waiting, trigger.error, not `run.done`/);
-  await rejects(service.saveChannel({ kind: 'desktop', name: 'd', enabled: true, events: [], pipelineIds: [3] }), /pipelineIds: must be a list of pipeline ids, not `\[3\]`/);
+  await rejects(service.saveChannel({ kind: 'pager', name: 'x', enabled: true, events: [] }), /^The kind must be one of slack, discord, ntfy, telegram, webhook, desktop, not `pager`/m);
+  await rejects(service.saveChannel({ kind: 'slack', name: ' ', enabled: true, events: [] }), /^The name is required[\s\S]*^The URL is required for a slack channel/m);
+  await rejects(service.saveChannel({ kind: 'discord', name: 'd', url: 'ftp://example.com/x', enabled: true, events: [] }), /^The URL must be an http or https URL, not `ftp:`/m);
+  await rejects(service.saveChannel({ kind: 'ntfy', name: 'n', url: 'https://ntfy.sh/', enabled: true, events: [] }), /^The URL must include the topic, as in https:\/\/ntfy.sh\/my-topic/m);
+  await rejects(service.saveChannel({ kind: 'telegram', name: 't', enabled: true, events: [] }), /^The token is required[\s\S]*^The chat id is required/m);
+  await rejects(service.saveChannel({ kind: 'desktop', name: 'd', enabled: 'yes', events: ['run.done'] }), /^The switch must be true or false, not `yes`[\s\S]*^Each event must be one of run.succeeded, run.failed, run.waiting, trigger.error, not `run.done`/m);
+  await rejects(service.saveChannel({ kind: 'desktop', name: 'd', enabled: true, events: [], pipelineIds: [3] }), /^The pipeline list must be a list of pipeline ids, not `\[3\]`/m);
   await rejects(service.saveChannel({ id: 'ch_0000000000000000', kind: 'desktop', name: 'd', enabled: true, events: [] }), /No channel with id `ch_0000000000000000`/);
 });
 
 channels('a bad URL is not quoted past its scheme, so a pasted secret stays out of the error', async ({ service }) => {
-  const error = await rejects(service.saveChannel({ kind: 'slack', name: 's', url: 'hooks.slack.com/services/T0/B0/SeCrEtPaTh', enabled: true, events: [] }), /url: must be an http or https URL/);
+  const error = await rejects(service.saveChannel({ kind: 'slack', name: 's', url: 'hooks.slack.com/services/T0/B0/SeCrEtPaTh', enabled: true, events: [] }), /^The URL must be an http or https URL/m);
   assert.not.ok(error.message.includes('SeCrEtPaTh'));
 });
 

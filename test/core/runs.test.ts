@@ -83,7 +83,8 @@ start('describes a deep value it refuses by its kind, never by printing it', () 
 start('names each field in words, and an empty value in words too', () => {
   const error = refusal({ pipelineId: '', issue: { title: ' ', url: 5 }, variables: { 'my var': 'x', branch: '' } });
   assertIssue(error.issues, 'pipelineId', 'Choose the pipeline to run');
-  assertIssue(error.issues, 'issue.title', 'an issue needs a title');
+  assertIssue(error.issues, 'issue.title', 'The issue title is empty: an issue needs a title');
+  assert.not.match(error.message, /issue\.|variables\.|pipelineId/, 'the message is words without the field paths');
   assertIssue(error.issues, 'issue.url', 'The issue URL must be text, not `5`');
   assertIssue(error.issues, 'variables.my var', 'The variable `my var` is not a valid name');
   assert.not.match(error.message, '``');

@@ -54,7 +54,7 @@ desktop('openExternal refuses every scheme but http and https, naming it', async
   await rejects(functions.openExternal('smb://x'), /scheme `smb`/);
   await rejects(functions.openExternal('data:text/html,x'), /scheme `data`/);
   await rejects(functions.openExternal('not a url'), /not a valid URL/);
-  await rejects(functions.openExternal(42 as unknown as string), /url: must be a non-empty string/);
+  await rejects(functions.openExternal(42 as unknown as string), /^The link must be a non-empty text$/);
   assert.equal(calls.external, []);
   await functions.openExternal('https://example.com');
   await functions.openExternal('http://localhost:3000/x?y=1');
@@ -65,7 +65,7 @@ desktop('openPath takes absolute paths only and turns the shell error into an Er
   const { functions, calls } = fakePorts();
   await rejects(functions.openPath('relative/folder'), /not an absolute path/);
   await rejects(functions.openPath('/tmp/a\0b'), /NUL/);
-  await rejects(functions.openPath(undefined as unknown as string), /non-empty string/);
+  await rejects(functions.openPath(undefined as unknown as string), /^The path must be a non-empty text$/);
   await functions.openPath('/home/me/project');
   assert.equal(calls.paths, ['/home/me/project']);
   const failing = fakePorts({ openPathError: 'Failed to open path' });

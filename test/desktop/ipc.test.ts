@@ -1,5 +1,6 @@
-// The desktop IPC door with fakes: a fake ipcMain and a fake ipcRenderer wired together, so each
-// call goes preload → invoke → handler → api and back, as in Electron.
+// The desktop IPC door with fakes: a fake ipcMain and a fake ipcRenderer wired together, and a fake
+// context bridge, so each call goes renderer → preload → invoke → handler → api and back, as in
+// Electron (which copies only an Error's message across the context bridge).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { FactoryApi, FactoryEventName } from '../../src/core/api';
@@ -7,6 +8,7 @@ import { factoryEventNames, methodNames, methods } from '../../src/core/api';
 import { NotFoundError, ValidationError } from '../../src/core/errors';
 import { eventChannel, forwardEvents, isTrustedFrame, refusedMessage, registerIpc, type FrameLike, type IpcEventLike, type IpcMainLike } from '../../src/desktop/ipc';
 import { createPreloadApi, type IpcRendererLike } from '../../src/desktop/preload-api';
+import { CallError, desktopApi } from '../../ui/call-error';
 
 const appUrl = 'file:///opt/factory/dist/ui/index.html';
 
@@ -85,11 +87,28 @@ function wire(frame: () => FrameLike | null) {
   return { ipcMain, ipcRenderer, handlers, rendererListeners, send };
 }
 
+/**
+ * What contextBridge does to the exposed functions' promises: a value is copied, and a rejection
+ * with an Error arrives as a new Error with the message alone (custom properties are lost).
+ */
+function acrossContextBridge<Exposed extends object>(exposed: Exposed): Exposed {
+  const copy: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(exposed)) {
+    copy[name] = typeof member !== 'function' || name === 'on' ? member : (...args: unknown[]) => (member as (...values: unknown[]) => Promise<unknown>)(...structuredClone(args)).then(
+      (value) => structuredClone(value),
+      (error: unknown) => {
+        throw error instanceof Error ? new Error(error.message) : structuredClone(error);
+      },
+    );
+  }
+  return copy as Exposed;
+}
+
 function setup(frame: FrameLike | null = mainFrame(appUrl)) {
   const fake = fakeApi();
   const pair = wire(() => frame);
   const unregister = registerIpc(pair.ipcMain, fake.api, (event) => isTrustedFrame(event.senderFrame, appUrl));
-  const renderer = createPreloadApi(pair.ipcRenderer, 'linux');
+  const renderer = desktopApi(acrossContextBridge(createPreloadApi(pair.ipcRenderer, 'linux')));
   return { ...fake, ...pair, unregister, renderer };
 }
 
@@ -134,7 +153,7 @@ ipc('refuses more arguments than the method takes, without calling it', async ()
   const { renderer, ipcRenderer, calls } = setup();
   const message = await rejection((renderer.getRun as (...values: unknown[]) => Promise<unknown>)('run_1', 'extra'));
   assert.is(message, 'getRun takes at most 1 argument, not 2');
-  assert.is(await rejection(ipcRenderer.invoke('factory:snapshot', 1)), "Error invoking remote method 'factory:snapshot': Error: snapshot takes at most 0 arguments, not 1");
+  assert.equal(await ipcRenderer.invoke('factory:snapshot', 1), { ok: false, error: 'snapshot takes at most 0 arguments, not 1' }, 'a failure is answered, not thrown');
   assert.is(calls.length, 0);
 });
 
@@ -142,8 +161,25 @@ ipc('a FactoryError arrives with its own message', async () => {
   const { renderer, failures } = setup();
   failures.set('getRun', new NotFoundError('Unknown run `run_x`'));
   assert.is(await rejection(renderer.getRun('run_x')), 'Unknown run `run_x`');
-  failures.set('savePipeline', new ValidationError([{ field: 'name', message: 'is required' }, { field: 'steps', message: 'is empty' }]));
-  assert.is(await rejection(renderer.savePipeline({} as never)), 'name: is required\nsteps: is empty');
+});
+
+ipc("a refused input arrives in words, with each problem's field beside it, through the context bridge", async () => {
+  const { renderer, failures, ipcRenderer } = setup();
+  failures.set('saveSettings', new ValidationError([
+    { field: 'remoteAccess.allowedHosts', message: 'The allowed host names must be a list of names' },
+    { field: '', message: 'Nothing else can be saved now' },
+  ], 'Settings not saved:'));
+  const thrown = await renderer.saveSettings({}).then(() => undefined, (error: unknown) => error);
+  assert.instance(thrown, CallError);
+  assert.is((thrown as CallError).message, 'Settings not saved:\nThe allowed host names must be a list of names\nNothing else can be saved now');
+  assert.equal((thrown as CallError).fields, [{ field: 'remoteAccess.allowedHosts', message: 'The allowed host names must be a list of names' }]);
+  assert.equal(await ipcRenderer.invoke('factory:saveSettings', {}), {
+    ok: false,
+    error: 'Settings not saved:\nThe allowed host names must be a list of names\nNothing else can be saved now',
+    fields: [{ field: 'remoteAccess.allowedHosts', message: 'The allowed host names must be a list of names' }],
+  });
+  failures.set('getRun', new NotFoundError('Unknown run `run_x`'));
+  assert.equal(await ipcRenderer.invoke('factory:getRun', 'run_x'), { ok: false, error: 'Unknown run `run_x`' }, 'no fields for other errors');
 });
 
 ipc('any other error arrives as `<method> failed: <message>`', async () => {

@@ -87,11 +87,12 @@ editor('errors name their field in words, at the field and in the summary, and g
   // The same words reach the remote API, without paths in the words and without empty quotes.
   const saved = await refusal('savePipeline', { projectId: await projectId(), name: 'x', variables: {}, steps: [{ id: 'ok', name: 'Ok', kind: 'shell', command: 'true' }, { id: 'Bad Id!', name: 'B', kind: 'shell', command: 'true' }] });
   assert.match(saved, '{"error":"Step 2: the id `Bad Id!` may use only a–z, 0–9, - and _');
-  assert.not.match(saved, 'steps.#2.id', 'no field path before the words');
+  assert.match(saved, '"fields":[{"field":"steps.#2.id","message":"Step 2: the id', 'the path beside the words, for the editor');
   const started = await refusal('startRun', { pipelineId: '' });
-  assert.match(started, 'pipelineId: Choose the pipeline to run');
+  assert.match(started, '{"error":"Run not started:\\nChoose the pipeline to run","fields":[{"field":"pipelineId"');
   const trigger = await refusal('saveTrigger', { name: 'T', kind: 'webhook', enabled: true, pipelineId: '' });
-  assert.match(trigger, 'choose the pipeline the trigger runs');
+  assert.match(trigger, '\\nChoose the pipeline the trigger runs"');
+  for (const message of [saved, started, trigger]) assert.not.match(JSON.parse(message.slice(message.indexOf('{'))).error, /(^|\n)[a-z][\w.#]*: /, 'no field path before the words');
   for (const message of [saved, started, trigger]) assert.not.match(message, '``');
 });
 

@@ -77,9 +77,10 @@ config('saveSettings changes only the parts it is given and keeps them across a 
 
 config('saveSettings reports every bad field at once and changes nothing', async ({ factory, dir }) => {
   const before = readFileSync(join(dir, 'config.json'), 'utf8');
-  const error = await rejects(factory.api.saveSettings({ webhookServer: { port: 70000, host: 'a b' }, maxParallelRuns: 0 } as never), /port/);
-  assert.match(error.message, /webhookServer\.host/);
-  assert.match(error.message, /maxParallelRuns/);
+  const error = await rejects(factory.api.saveSettings({ webhookServer: { port: 70000, host: 'a b' }, maxParallelRuns: 0 } as never), /^The webhook server port/m);
+  assert.match(error.message, /^The webhook server address/m);
+  assert.match(error.message, /^The maximum of parallel runs/m);
+  assert.equal((error as ValidationError).issues.map((issue) => issue.field), ['webhookServer.host', 'webhookServer.port', 'maxParallelRuns']);
   assert.is(readFileSync(join(dir, 'config.json'), 'utf8'), before);
   assert.is((await factory.api.snapshot()).settings.maxParallelRuns, 2);
   await rejects(factory.api.saveSettings('nope' as never), /settings object/);
@@ -113,7 +114,7 @@ config('projects: an empty id creates, an id updates, a missing folder or unknow
   assert.equal(snapshot.projects.find((project) => project.id === created.id), { ...created, name: 'Renamed', setupCommand: 'npm ci' });
   await rejects(factory.api.saveProject({ name: 'Gone', path: join(dir, 'missing'), worktrees: false }), /folder .*missing.* does not exist/);
   await rejects(factory.api.saveProject({ id: 'prj_0000000000000000', name: 'X', path: folder, worktrees: false }), /No project with id `prj_0000000000000000`/);
-  await rejects(factory.api.saveProject({ name: '', path: 'relative', worktrees: 'yes' } as never), /name[\s\S]*path[\s\S]*worktrees/);
+  await rejects(factory.api.saveProject({ name: '', path: 'relative', worktrees: 'yes' } as never), /^The name[\s\S]*^The folder[\s\S]*^The worktree switch/m);
   assert.is((await factory.api.snapshot()).projects.length, 2);
 });
 

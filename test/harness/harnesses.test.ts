@@ -119,14 +119,14 @@ harnesses('a custom harness that a pipeline uses is not deleted', async ({ confi
 
 harnesses('validation names the field: unknown format, missing {{prompt}}, empty command', async ({ service }) => {
   const harness = service();
-  await rejects(harness.saveHarness(custom({ output: 'xml-stream' })), /output: The output format `xml-stream` is unknown/);
-  await rejects(harness.saveHarness(custom({ args: ['--quiet'] })), /args: The arguments need exactly one line that is `\{\{prompt\}\}`/);
-  await rejects(harness.saveHarness(custom({ args: ['--prompt={{prompt}}'] })), /args: The arguments need exactly one line/);
-  await rejects(harness.saveHarness(custom({ promptVia: 'stdin' })), /args: The arguments hold `\{\{prompt\}\}`, but the prompt goes in on stdin/);
-  await rejects(harness.saveHarness(custom({ command: '  ' })), /command: The command is empty/);
+  await rejects(harness.saveHarness(custom({ output: 'xml-stream' })), /^The output format `xml-stream` is unknown/m);
+  await rejects(harness.saveHarness(custom({ args: ['--quiet'] })), /^The arguments need exactly one line that is `\{\{prompt\}\}`/m);
+  await rejects(harness.saveHarness(custom({ args: ['--prompt={{prompt}}'] })), /^The arguments need exactly one line/m);
+  await rejects(harness.saveHarness(custom({ promptVia: 'stdin' })), /^The arguments hold `\{\{prompt\}\}`, but the prompt goes in on stdin/m);
+  await rejects(harness.saveHarness(custom({ command: '  ' })), /^The command is empty/m);
   await rejects(harness.saveHarness(custom({ args: ['{{prompt}}', '{{modle}}'] })), /The arguments use an unknown placeholder `\{\{modle\}\}`/);
-  await rejects(harness.saveHarness(custom({ args: ['a\0b', '{{prompt}}'] })), /args: The arguments hold a NUL/);
-  await rejects(harness.saveHarness({ id: 'claude', output: 'nope' }), /output: The output format `nope` is unknown/);
+  await rejects(harness.saveHarness(custom({ args: ['a\0b', '{{prompt}}'] })), /^The arguments hold a NUL/m);
+  await rejects(harness.saveHarness({ id: 'claude', output: 'nope' }), /^The output format `nope` is unknown/m);
 });
 
 harnesses('enabling and disabling is stored; a disabled harness is not detected', async ({ config, service }) => {
@@ -137,7 +137,7 @@ harnesses('enabling and disabling is stored; a disabled harness is not detected'
   assert.is(status.amp, undefined);
   await harness.setHarnessEnabled('amp', true);
   assert.equal(config.current.harnessOverrides, {});
-  await rejects(harness.setHarnessEnabled('amp', 'yes'), /enabled: The switch must be true or false, not `yes`/);
+  await rejects(harness.setHarnessEnabled('amp', 'yes'), /^The switch must be true or false, not `yes`/m);
   await rejects(harness.setHarnessEnabled('nobody', true), /No harness with id `nobody`/);
 });
 
@@ -204,7 +204,7 @@ harnesses('listModels without a models command returns the listed models', async
 harnesses('listModels reports a models command that fails or is missing', async ({ service }) => {
   await rejects(service().listModels({ command: 'factory-no-such-cli', modelsArgs: ['models'] }), /`factory-no-such-cli` was not found/);
   await rejects(service().listModels({ command: '/bin/sh', modelsArgs: ['-c', 'echo broken >&2; exit 3'] }), /failed \(exit code 3\): broken/);
-  await rejects(service().listModels({ command: '', modelsArgs: ['models'] }), /command: The command is empty/);
+  await rejects(service().listModels({ command: '', modelsArgs: ['models'] }), /^The command is empty/m);
 });
 
 harnesses('refreshModels saves the models into the override or the custom harness', async ({ config, service }) => {
@@ -251,8 +251,8 @@ harnesses('values are inserted once: placeholders inside them stay text', () => 
 
 harnesses('a value that looks like a flag is joined to its long flag, and refused after a short one', async () => {
   assert.equal(buildInvocation(byId('claude'), { prompt: 'x', systemPrompt: '-v' }).args.at(-1), '--append-system-prompt=-v');
-  assert.throws(() => buildInvocation(byId('codex'), { prompt: 'x', model: '-rf' }), /model: The model `-rf` starts with `-`/);
-  assert.throws(() => buildInvocation(byId('cursor'), { prompt: 'a\0b' }), /prompt: The prompt holds a NUL/);
+  assert.throws(() => buildInvocation(byId('codex'), { prompt: 'x', model: '-rf' }), /^The model `-rf` starts with `-`/m);
+  assert.throws(() => buildInvocation(byId('cursor'), { prompt: 'a\0b' }), /^The prompt holds a NUL/m);
 });
 
 async function echo(invocation: { command: string; args: string[]; stdin?: string }, cwd: string) {

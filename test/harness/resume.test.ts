@@ -113,9 +113,9 @@ harnessSuite.after.each(async (context) => {
 harnessSuite('saving refuses resume arguments without {{sessionId}} or with another placeholder; [] clears a built-in\'s', async ({ factory }) => {
   const base = { name: 'Mine', command: 'claude', args: ['-p'], promptVia: 'stdin', output: 'claude-stream-json' };
   const save = (input: object) => factory.api.saveHarness(input as HarnessDefinition);
-  await rejects(save({ ...base, resume: ['--resume'] }), /resume: .*\{\{sessionId\}\}/);
-  await rejects(save({ ...base, resume: ['--resume', '{{prompt}}'] }), /resume: .*\{\{prompt\}\}/);
-  await rejects(save({ ...base, args: ['--resume', '{{sessionId}}'] }), /args: .*unknown placeholder/);
+  await rejects(save({ ...base, resume: ['--resume'] }), /^The resume arguments .*\{\{sessionId\}\}/m);
+  await rejects(save({ ...base, resume: ['--resume', '{{prompt}}'] }), /^The resume arguments .*\{\{prompt\}\}/m);
+  await rejects(save({ ...base, args: ['--resume', '{{sessionId}}'] }), /^The arguments .*unknown placeholder/m);
   const custom = await save({ ...base, resume: ['--resume={{sessionId}}'] });
   assert.equal(custom.resume, ['--resume={{sessionId}}']);
   const claude = (await factory.api.snapshot()).harnesses.find((harness) => harness.id === 'claude')!;

@@ -94,7 +94,34 @@ remote('the error table: 200, 400, 401, 403, 404, 413 and 415', async ({ base, t
 remote('a refused pipeline is answered 400 with its problems in words, without field paths', async ({ factory, base, token }) => {
   const bad = { projectId: factory.projectId, name: 'x', variables: {}, steps: [{ id: 'ok', name: 'Ok', kind: 'shell', command: 'true' }, { id: 'Bad Id!', name: 'B', kind: 'shell', command: 'true' }] };
   const answer = await call(base, 'savePipeline', [bad], bearer(token));
-  assert.equal([answer.status, answer.json()], [400, { error: 'Step 2: the id `Bad Id!` may use only a–z, 0–9, - and _, starting with a letter (at most 40)' }]);
+  const problem = 'Step 2: the id `Bad Id!` may use only a–z, 0–9, - and _, starting with a letter (at most 40)';
+  assert.equal([answer.status, answer.json()], [400, { error: problem, fields: [{ field: 'steps.#2.id', message: problem }] }]);
+});
+
+/** No line of an answer's words starts with a field path such as `remoteAccess.allowedHosts:` or `filter.repo:`. */
+function assertWordsOnly(error: string): void {
+  for (const line of error.split('\n')) assert.not.match(line, /^[a-z][\w.#-]*(?: [\w.#-]+)?: /, `a path before the words: ${line}`);
+}
+
+remote('refused settings, triggers and projects are answered 400 in words, with the field paths in `fields`', async ({ factory, base, token }) => {
+  const settings = await call(base, 'saveSettings', [{ remoteAccess: { allowedHosts: ['not a host!'] } }], bearer(token));
+  const hosts = 'The allowed host names must be a list of names such as factory.example.com, not `["not a host!"]`';
+  assert.equal([settings.status, settings.json()], [400, { error: `Settings not saved:\n${hosts}`, fields: [{ field: 'remoteAccess.allowedHosts', message: hosts }] }]);
+
+  const trigger = await call(base, 'saveTrigger', [{ name: 'Bugs', kind: 'github', pipelineId: 'pl_none', filter: { repo: 5 } }], bearer(token));
+  assert.is(trigger.status, 400);
+  const { error, fields } = trigger.json() as { error: string; fields: { field: string; message: string }[] };
+  assertWordsOnly(error);
+  assert.not.match(error, /filter\.|pipelineId|connectionId/);
+  assert.match(error, /^The repository filter must be text, not `5`$/m);
+  assert.equal(fields.map((problem) => problem.field), ['pipelineId', 'connectionId', 'filter.repo']);
+
+  const project = await call(base, 'saveProject', [{ name: 'Gone', path: '/no/such/folder/here' }], bearer(token));
+  assert.equal([project.status, project.json()], [400, {
+    error: 'Project not saved:\nThe folder `/no/such/folder/here` does not exist: choose an existing folder',
+    fields: [{ field: 'path', message: 'The folder `/no/such/folder/here` does not exist: choose an existing folder' }],
+  }]);
+  assert.equal((await factory.api.snapshot()).settings.remoteAccess.allowedHosts, [], 'nothing was saved');
 });
 
 remote('pairing sets a locked-down session cookie and redirects home', async ({ base, token }) => {

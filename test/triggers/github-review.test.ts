@@ -271,7 +271,7 @@ reviews('concurrent reviews of one pull request never pass maxFollowUps', async 
 
 reviews('more than maxFollowUps follow-ups for one pull request are ignored', async (context) => {
   const { fake, pull, target } = context;
-  await rejects(trigger(context, { maxFollowUps: -1 }), /maxFollowUps: The follow-up limit must be a whole number from 0 to 1000/);
+  await rejects(trigger(context, { maxFollowUps: -1 }), /^The follow-up limit must be a whole number from 0 to 1000/m);
   const saved = await trigger(context, { maxFollowUps: 2 });
   assert.is(saved.maxFollowUps, 2);
   const url = `${context.hooks}/${saved.id}`;
@@ -336,9 +336,9 @@ reviews('deliveries without a valid signature are refused; without a secret ever
 });
 
 reviews('the trigger needs a GitHub account and a repository', async (context) => {
-  await rejects(trigger(context, { filter: {} }), /filter\.repo: must be the repository whose pull requests are watched, as owner\/name/);
-  await rejects(trigger(context, { connectionId: 'con_missing' }), /connectionId: choose the account the trigger uses/);
-  await rejects(trigger(context, { filter: { repo: 'acme/secret' } }), /filter\.repo: GitHub has no repository `acme\/secret` that this token can read/);
+  await rejects(trigger(context, { filter: {} }), /^The repository must be the one whose pull requests are watched, as owner\/name/m);
+  await rejects(trigger(context, { connectionId: 'con_missing' }), /^Choose the account the trigger uses/m);
+  await rejects(trigger(context, { filter: { repo: 'acme/secret' } }), /^GitHub has no repository `acme\/secret` that this token can read/m);
 });
 
 reviews.run();

@@ -81,9 +81,9 @@ github('GitHub Enterprise Server: the API root under /api/v3 works the same', as
 
 github('the repository is checked when saved; a missing scope is named', async (context) => {
   const { fake } = context;
-  await rejects(trigger(context, { filter: {} }), /filter\.repo: must be a repository as owner\/name/);
-  await rejects(trigger(context, { filter: { repo: 'acme/secret' } }), /filter\.repo: GitHub has no repository `acme\/secret` that this token can read/);
-  await rejects(trigger(context, { filter: { repo, assignee: 'not a login!' } }), /filter\.assignee: must be me, none or a GitHub login/);
+  await rejects(trigger(context, { filter: {} }), /^The repository filter must be a repository as owner\/name/m);
+  await rejects(trigger(context, { filter: { repo: 'acme/secret' } }), /^GitHub has no repository `acme\/secret` that this token can read/m);
+  await rejects(trigger(context, { filter: { repo, assignee: 'not a login!' } }), /^The assignee filter must be me, none or a GitHub login/m);
   fake.script({ status: 403, body: { message: 'Resource not accessible by personal access token' }, headers: { 'x-accepted-github-permissions': 'issues=read', 'x-oauth-scopes': '' } }, (call) => call.path === `/repos/${repo}`);
   await rejects(trigger(context), /GitHub refused: Resource not accessible by personal access token \(this needs issues=read; the token has no scopes\)/);
 });

@@ -94,16 +94,16 @@ cloud('a Cloud account signs in with email and API token (Basic) and says it is 
   assert.match(bad.error!, /^Jira refused the credentials \(HTTP 401\): \S/);
   assert.not.match(bad.error!, /<\w+/, 'no HTML in the error');
   const noEmail = await factory.api.testConnection({ kind: 'jira', name: 'x', baseUrl: fake.url, token: fake.token });
-  assert.equal(noEmail, { ok: false, error: 'email: Jira Cloud signs in with the email of the account and an API token: enter the email' });
+  assert.equal(noEmail, { ok: false, error: 'Jira Cloud signs in with the email of the account and an API token: enter the email', fields: [{ field: 'email', message: 'Jira Cloud signs in with the email of the account and an API token: enter the email' }] });
   const noSite = await factory.api.testConnection({ kind: 'jira', name: 'x', email: fake.email, token: fake.token });
-  assert.match(noSite.error!, /^baseUrl: enter the Jira site/);
+  assert.match(noSite.error!, /^The site address is empty: enter the Jira site/);
 });
 
 cloud('the JQL is checked when saved with Jira’s own error; the preview lists what matches', async (context) => {
   const { factory, fake } = context;
-  await rejects(trigger(context, { filter: { query: 'project = KAN AND' } }), /filter\.query: Jira: Error in the JQL Query/);
-  await rejects(trigger(context, { filter: { query: 'nosuch = 1' } }), /filter\.query: Jira: Field 'nosuch' does not exist/);
-  await rejects(trigger(context, { filter: {} }), /filter\.query: enter a JQL query/);
+  await rejects(trigger(context, { filter: { query: 'project = KAN AND' } }), /^Jira: Error in the JQL Query/m);
+  await rejects(trigger(context, { filter: { query: 'nosuch = 1' } }), /^Jira: Field 'nosuch' does not exist/m);
+  await rejects(trigger(context, { filter: {} }), /^The JQL query is empty: enter one/m);
   fake.addIssue({ summary: 'Open one', labels: ['agent'] });
   fake.addIssue({ summary: 'Finished', status: 'Done' });
   fake.addIssue({ summary: 'Elsewhere', project: 'ABC' });

@@ -164,12 +164,13 @@ hooks('the ledger of a burst is saved soon after it, and a stop right after deli
 
 hooks('trigger methods validate; deleting a trigger deletes its state; a used pipeline cannot be deleted', async (context) => {
   const { factory, trigger } = context;
-  await rejects(factory.api.saveTrigger({ name: '', kind: 'webhook', enabled: true, pipelineId: 'pl_nope' }), /name[\s\S]*pipelineId/);
-  await rejects(factory.api.saveTrigger({ name: 'L', kind: 'linear', enabled: true, pipelineId: trigger.pipelineId }), /connectionId: choose the account/);
+  await rejects(factory.api.saveTrigger({ name: '', kind: 'webhook', enabled: true, pipelineId: 'pl_nope' }), /^The name is empty[\s\S]*^Choose the pipeline the trigger runs/m);
+  await rejects(factory.api.saveTrigger({ name: 'L', kind: 'linear', enabled: true, pipelineId: trigger.pipelineId }), /^Choose the account the trigger uses/m);
   assert.equal(await factory.api.testTrigger({ ...trigger }), { ok: true, issues: [] });
   const failing = await factory.api.testTrigger({ ...trigger, pipelineId: 'pl_x' });
   assert.is(failing.ok, false);
-  assert.match(failing.error!, /pipelineId/);
+  assert.match(failing.error!, /^Choose the pipeline the trigger runs \(the pipeline `pl_x` no longer exists\)$/);
+  assert.equal(failing.fields?.map((problem) => problem.field), ['pipelineId'], 'the form finds the field from fields, not from the words');
   assert.equal((await factory.api.pollTrigger(trigger.id)).triggerId, trigger.id);
   await rejects(factory.api.deletePipeline(trigger.pipelineId), /used by the trigger `Inbound`/);
   await deliver(context, { title: 'x', key: 'K' });

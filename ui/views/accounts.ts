@@ -4,6 +4,7 @@
 
 import type { ConnectionInput, ConnectionKind, ConnectionView } from '../../src/core/api';
 import { errorText, type AppContext } from '../app';
+import { CallError } from '../call-error';
 import { h, replace } from '../dom';
 import { confirmAction } from './dialog';
 import { FormFields, option, resultLine, withBusy } from './settings-form';
@@ -137,7 +138,7 @@ function accountForm(context: AppContext, connection: ConnectionView | undefined
     try {
       const answer = await withBusy(verify, 'Verifying…', () => context.api.testConnection(input()));
       // A validation message goes to its fields; the service's refusal shows below the buttons.
-      if (!answer.ok && fields.showError(new Error(answer.error))) return;
+      if (!answer.ok && fields.showError(new CallError(answer.error ?? '', answer.fields))) return;
       fields.clear();
       resultLine(result, answer.ok, answer.ok ? signedIn(answer.account) ?? 'The key works' : answer.error ?? 'The key was refused');
     } catch (error) {

@@ -2,6 +2,7 @@
 // fields with an error slot, key/value rows, busy buttons, validation messages mapped to fields,
 // and a text download. Text always goes in through textContent (via `h`).
 
+import { fieldsOf } from '../call-error';
 import { h } from '../dom';
 
 let uniqueCounter = 0;
@@ -123,26 +124,37 @@ export async function withBusy<T>(button: HTMLButtonElement, busyText: string, a
 }
 
 export interface FieldIssue {
-  /** '' when the line names no field. */
+  /** '' when the problem names no field. */
   field: string;
   message: string;
 }
 
 /**
- * Splits a ValidationError message (one issue per line, `field.path: message`) into issues.
- * `knownRoots` are the first segments a field path may start with; other lines (a heading such as
- * "Project not saved:", or a message without a field) come back with an empty field.
+ * Every problem of a failed call, for a form: the field problems it carried (CallError `fields`),
+ * then each other line of its message (a heading such as "Project not saved:", a problem that
+ * names no field) with an empty field. The message is words only; the paths come from `fields`.
  */
-export function parseIssues(message: string, knownRoots: readonly string[]): FieldIssue[] {
-  const issues: FieldIssue[] = [];
-  for (const line of message.split('\n')) {
-    const text = line.trim();
-    if (!text) continue;
-    const match = /^([A-Za-z][A-Za-z0-9]*)((?:\.[^\s:]+)*): (.+)$/.exec(text);
-    if (match && knownRoots.includes(match[1]!)) issues.push({ field: match[1]! + (match[2] ?? ''), message: match[3]! });
-    else issues.push({ field: '', message: text });
+export function problemsOf(error: unknown): FieldIssue[] {
+  const fields = fieldsOf(error);
+  const carried = new Set(fields.map((problem) => problem.message.trim()));
+  const text = error instanceof Error ? error.message : String(error);
+  const others = text.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !carried.has(line));
+  return [...fields, ...others.map((message) => ({ field: '', message }))];
+}
+
+/**
+ * Puts each problem of a failed call where `place` can (it returns true when it showed the problem
+ * at a field) and returns the lines left for the form's general message. Once any problem sits at
+ * its field, a heading line ending in `:` ("Trigger not saved:") alone says nothing and is dropped.
+ */
+export function placeProblems(error: unknown, place: (problem: FieldIssue) => boolean): string[] {
+  const rest: FieldIssue[] = [];
+  let placed = false;
+  for (const problem of problemsOf(error)) {
+    if (problem.field && place(problem)) placed = true;
+    else rest.push(problem);
   }
-  return issues;
+  return rest.filter((problem) => !placed || problem.field || !problem.message.endsWith(':')).map((problem) => problem.message);
 }
 
 /** Removes every field error and aria-invalid mark under `root`. */

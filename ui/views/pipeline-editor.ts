@@ -9,9 +9,8 @@ import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { harnessChoices, takeRunPanelRequest } from './pipelines';
 import { agentOf, missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
-import { checkbox, clearFieldErrors, field, keyValueEditor, parseIssues, selectInput, showFieldError, textArea, textInput, uniqueId, withBusy } from './form';
+import { checkbox, clearFieldErrors, field, keyValueEditor, problemsOf, selectInput, showFieldError, textArea, textInput, uniqueId, withBusy } from './form';
 
-const pipelineFieldRoots = ['id', 'name', 'projectId', 'description', 'variables', 'harnessId', 'model', 'maxParallelRuns', 'steps'];
 const kindLabels: Record<StepKind, string> = { shell: 'Shell', agent: 'Agent', approval: 'Approval', pullRequest: 'Pull request' };
 const targetLabels: Record<GenerateTarget, string> = { prompt: 'prompt', systemPrompt: 'system prompt', command: 'command' };
 
@@ -659,7 +658,7 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     } catch (error) {
       // The check answers with each problem at its field; the warnings of the parts that are valid come with it.
       const check = await api.checkPipeline(pipeline).catch(() => undefined);
-      view.showIssues(check?.problems.length ? check.problems : parseIssues(errorText(error), pipelineFieldRoots), pipeline);
+      view.showIssues(check?.problems.length ? check.problems : problemsOf(error), pipeline);
       if (check) view.showWarnings(check.warnings, pipeline);
     } finally {
       saving = false;

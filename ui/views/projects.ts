@@ -7,9 +7,7 @@ import type { Project, ProjectInput, RunBranch } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
-import { checkbox, clearFieldErrors, field, parseIssues, showFieldError, textInput, withBusy } from './form';
-
-const projectFields = ['name', 'path', 'worktrees', 'setupCommand', 'id'] as const;
+import { checkbox, clearFieldErrors, field, placeProblems, showFieldError, textInput, withBusy } from './form';
 
 const commits = (count: number) => `${count} commit${count === 1 ? '' : 's'}`;
 
@@ -95,23 +93,20 @@ class ProjectsView {
     return input;
   }
 
-  showErrors(message: string): void {
+  /** Shows a refused save: each problem at its field, the rest in the summary above the form. */
+  showErrors(failure: unknown): void {
     clearFieldErrors(this.form);
-    const rest: string[] = [];
-    let first: HTMLElement | null = null;
-    const issues = parseIssues(message, projectFields);
-    for (const issue of issues) {
-      const container = issue.field ? this.form.querySelector<HTMLElement>(`[data-field="${CSS.escape(issue.field)}"]`) : null;
-      if (container) {
-        const control = showFieldError(container, issue.message);
-        first = first ?? control;
-      } else rest.push(issue.field ? `${issue.field}: ${issue.message}` : issue.message);
-    }
-    // A heading such as "Project not saved:" is worth showing only when nothing else is.
-    const shown = rest.length > 1 || issues.length === 1 ? rest : rest.filter((line) => !line.endsWith(':'));
-    replace(this.summary, shown.length ? h('ul', {}, shown.map((line) => h('li', {}, line))) : null);
-    this.summary.hidden = shown.length === 0;
-    first?.focus();
+    const controls: HTMLElement[] = [];
+    const rest = placeProblems(failure, (problem) => {
+      const container = this.form.querySelector<HTMLElement>(`[data-field="${CSS.escape(problem.field)}"]`);
+      if (!container) return false;
+      const control = showFieldError(container, problem.message);
+      if (control) controls.push(control);
+      return true;
+    });
+    replace(this.summary, rest.length ? h('ul', {}, rest.map((line) => h('li', {}, line))) : null);
+    this.summary.hidden = rest.length === 0;
+    controls[0]?.focus();
   }
 }
 
@@ -211,7 +206,7 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
       context.toast(editingId ? `Saved ${saved.name}` : `Added ${saved.name}`);
       edit(undefined);
     } catch (failure) {
-      view.showErrors(errorText(failure));
+      view.showErrors(failure);
     }
   });
 

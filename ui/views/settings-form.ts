@@ -3,6 +3,7 @@
 // action runs, copying to the clipboard, and random secrets. Text goes in only through textContent.
 
 import { h } from '../dom';
+import { placeProblems } from './form';
 
 let nextId = 0;
 /** A document-unique id for aria-describedby and label targets. */
@@ -19,10 +20,10 @@ interface FieldEntry {
 }
 
 /**
- * The fields of one form and their error messages. Validation errors arrive as an Error whose
- * message holds one issue per line, `field: message` (a dotted field such as
- * `webhookServer.port`); `showError` puts each issue at the field registered under that name or
- * the nearest parent name, and every other line in the form's general message.
+ * The fields of one form and their error messages. A refused call arrives as a CallError whose
+ * `fields` name each problem's field (a dotted path such as `webhookServer.port`); `showError` puts
+ * each problem at the field registered under that name or the nearest parent name, and every other
+ * line of the message in the form's general message.
  */
 export class FormFields {
   private readonly fields = new Map<string, FieldEntry>();
@@ -76,35 +77,28 @@ export class FormFields {
   }
 
   /**
-   * Shows a failed call's message: each `field: message` line at its field, the rest in
-   * `general`. Focuses the first field in error. Returns true when at least one line found a field.
+   * Shows a failed call: each problem it carried (CallError `fields`) at its field, the rest of its
+   * words in `general`. Focuses the first field in error. Returns true when a problem found a field.
    */
   showError(error: unknown): boolean {
     this.clear();
-    const text = error instanceof Error ? error.message : String(error);
-    const unplaced: string[] = [];
-    let first: HTMLElement | undefined;
-    for (const line of text.split('\n')) {
-      const match = /^([A-Za-z][\w-]*(?:\.[\w-]+)*): (.+)$/.exec(line.trim());
-      const entry = match ? this.find(match[1]!) : undefined;
-      if (!match || !entry) {
-        if (line.trim()) unplaced.push(line.trim());
-        continue;
-      }
+    const placed: HTMLElement[] = [];
+    const rest = placeProblems(error, (problem) => {
+      const entry = this.find(problem.field);
+      if (!entry) return false;
       entry.message.hidden = false;
-      entry.message.textContent = entry.message.textContent ? `${entry.message.textContent} ${match[2]}` : match[2]!;
+      entry.message.textContent = entry.message.textContent ? `${entry.message.textContent} ${problem.message}` : problem.message;
       for (const control of entry.controls) control.setAttribute('aria-invalid', 'true');
-      first ??= entry.controls[0];
-    }
-    const placed = first !== undefined;
-    // A prefix line such as "Trigger not saved:" alone says nothing once the issues sit at their fields.
-    const rest = placed ? unplaced.filter((line) => !line.endsWith(':')) : unplaced;
+      placed.push(...entry.controls.slice(0, 1));
+      return true;
+    });
     if (rest.length > 0) {
       this.general.hidden = false;
       this.general.textContent = rest.join('\n');
     }
+    const first = placed[0];
     if (first) (first.matches('input, select, textarea') ? first : first.querySelector<HTMLElement>('input, select, textarea') ?? first).focus();
-    return placed;
+    return placed.length > 0;
   }
 
   /** The entry for `field`, or for its nearest registered parent (`variables.KEY` → `variables`). */

@@ -8,6 +8,7 @@
 
 import type { TriggerConfig, TriggerFilter, TriggerInput, TriggerKind, TriggerState, WriteBackMarks } from '../../src/core/api';
 import { errorText, externalLink, type AppContext, type ScreenFactory } from '../app';
+import { CallError } from '../call-error';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { checkbox } from './form';
@@ -438,7 +439,7 @@ class TriggerEditor {
       const result = await withBusy(button, this.provider ? 'Loading issues…' : 'Testing…', () => this.context.api.testTrigger(this.input()));
       if (!result.ok) {
         // A validation message goes to its fields; anything else (a refused key, no such team) below.
-        if (this.fields.showError(new Error(result.error))) return;
+        if (this.fields.showError(new CallError(result.error ?? '', result.fields))) return;
         this.fields.clear();
         resultLine(this.testOutput, false, result.error ?? 'The test failed');
         return;

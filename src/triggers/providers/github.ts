@@ -192,8 +192,8 @@ export const githubProvider: TrackerProvider = {
   async checkTrigger(trigger, connection) {
     const wanted = trigger.filter ?? {};
     const issues: { field: string; message: string }[] = [];
-    if (!wanted.repo || !repoPattern.test(wanted.repo)) issues.push({ field: 'filter.repo', message: `must be a repository as owner/name, not ${quote(wanted.repo ?? '')}` });
-    if (wanted.assignee && !['me', 'none'].includes(wanted.assignee) && !loginPattern.test(wanted.assignee)) issues.push({ field: 'filter.assignee', message: `must be me, none or a GitHub login, not ${quote(wanted.assignee)}` });
+    if (!wanted.repo || !repoPattern.test(wanted.repo)) issues.push({ field: 'filter.repo', message: `The repository filter must be a repository as owner/name, not ${quote(wanted.repo ?? '')}` });
+    if (wanted.assignee && !['me', 'none'].includes(wanted.assignee) && !loginPattern.test(wanted.assignee)) issues.push({ field: 'filter.assignee', message: `The assignee filter must be me, none or a GitHub login, not ${quote(wanted.assignee)}` });
     if (issues.length === 0 && (await rest(connection, 'GET', `/repos/${wanted.repo}`)).status === 404) {
       issues.push({ field: 'filter.repo', message: `GitHub has no repository ${quote(wanted.repo)} that this token can read` });
     }

@@ -235,7 +235,7 @@ export const jiraProvider: TrackerProvider = {
   fullPollEveryMs: 3600_000,
 
   async verifyConnection(connection): Promise<ConnectionAccount> {
-    if (!connection.baseUrl) throw new ValidationError([{ field: 'baseUrl', message: 'enter the Jira site, such as https://your-site.atlassian.net' }], 'Account not saved:');
+    if (!connection.baseUrl) throw new ValidationError([{ field: 'baseUrl', message: 'The site address is empty: enter the Jira site, such as https://your-site.atlassian.net' }], 'Account not saved:');
     const info = await rest(connection, 'GET', `${site(connection)}/rest/api/2/serverInfo`).catch(() => ({ status: 0, body: undefined }));
     const deployment = isRecord(info.body) ? text(info.body.deploymentType) : undefined;
     const server = deployment === 'Cloud' || (!deployment && connection.email) ? 'Jira Cloud' : `Jira ${deployment === 'Server' ? 'Server' : 'Data Center'}${isRecord(info.body) && text(info.body.version) ? ` ${text(info.body.version)}` : ''}`;
@@ -250,7 +250,7 @@ export const jiraProvider: TrackerProvider = {
 
   async checkTrigger(trigger, connection) {
     const query = trigger.filter?.query?.trim();
-    if (!query) throw new ValidationError([{ field: 'filter.query', message: 'enter a JQL query, such as project = ABC AND labels = agent AND statusCategory != Done' }], 'Trigger not saved:');
+    if (!query) throw new ValidationError([{ field: 'filter.query', message: 'The JQL query is empty: enter one, such as project = ABC AND labels = agent AND statusCategory != Done' }], 'Trigger not saved:');
     try {
       for await (const _page of search(connection, `${withoutOrder(query)} ORDER BY created DESC`)) break;
     } catch (error) {

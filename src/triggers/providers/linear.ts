@@ -164,7 +164,7 @@ export const linearProvider: TrackerProvider = {
     const wanted = trigger.filter ?? {};
     const issues: { field: string; message: string }[] = [];
     if (wanted.assignee && !['me', 'none'].includes(wanted.assignee) && !/^[^\s@]+@[^\s@]+$/.test(wanted.assignee)) {
-      issues.push({ field: 'filter.assignee', message: `must be me, none or an email address, not ${quote(wanted.assignee)}` });
+      issues.push({ field: 'filter.assignee', message: `The assignee filter must be me, none or an email address, not ${quote(wanted.assignee)}` });
     }
     if (wanted.team) {
       const data = await graphql(connection, `query FactoryTeam($key: String!) {
@@ -178,7 +178,7 @@ export const linearProvider: TrackerProvider = {
         const named = [...(wanted.states ?? []).filter((state) => !stateTypes.includes(state.toLowerCase())).map((name) => ['filter.states', name]),
           ...Object.values(trigger.writeBack?.states ?? {}).map((name) => ['writeBack.states', name])];
         for (const [field, name] of named) {
-          if (!stateNames.some((state) => same(state, name!))) issues.push({ field: field!, message: `team ${wanted.team} has no state ${quote(name)} (its states: ${stateNames.join(', ')})` });
+          if (!stateNames.some((state) => same(state, name!))) issues.push({ field: field!, message: `The team ${wanted.team} has no state ${quote(name)} (its states: ${stateNames.join(', ')})` });
         }
       }
     }
