@@ -16,6 +16,7 @@ import type { RunService } from './engine/runs';
 import type { Generator } from './harness/generate';
 import type { HarnessService } from './harness/harnesses';
 import type { ConnectionService } from './triggers/connections';
+import type { LinearOAuth } from './triggers/linear-oauth';
 import type { DeliveryAnswer, IncomingWebhook, TriggerService } from './triggers/triggers';
 import type { ConfigFile } from './store/data-store';
 
@@ -35,6 +36,8 @@ export interface Services {
   inbox: Inbox;
   triggers: TriggerService;
   connections: ConnectionService;
+  /** Linear app installations (absent: connectLinearAgent is unavailable). */
+  linearOAuth?: Pick<LinearOAuth, 'connect'>;
   harnesses: HarnessService;
   generator: Generator;
   channels: ChannelService;
@@ -154,6 +157,10 @@ export function createApi(services: Services): FactoryApi & Doors {
     saveConnection: (connection) => connections.save(connection),
     deleteConnection: (id) => connections.delete(id),
     testConnection: (connection) => connections.test(connection),
+    async connectLinearAgent(connection) {
+      if (!services.linearOAuth) throw new UnavailableError('Linear agent accounts are not available in this build');
+      return services.linearOAuth.connect(connection);
+    },
     saveTrigger: (trigger) => triggers.saveTrigger(trigger),
     deleteTrigger: (id) => triggers.deleteTrigger(id),
     testTrigger: (trigger) => triggers.testTrigger(trigger),
@@ -204,6 +211,8 @@ export function createApi(services: Services): FactoryApi & Doors {
 
 /** The webhook door's request and answer (spec C): the same types the trigger service decides on. */
 export type { DeliveryAnswer, IncomingWebhook } from './triggers/triggers';
+/** The Linear OAuth callback's request and answer (http/oauth-callback.ts). */
+export type { CallbackHandler, CallbackResult } from './triggers/linear-oauth';
 
 /** A method a door calls failed in a way nobody foresaw (a bug): 400 with its message, its stack only in the log. */
 export class MethodFailedError extends FactoryError {

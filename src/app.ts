@@ -3,7 +3,7 @@
 
 import { join } from 'node:path';
 import type { FactoryApi, Platform } from './core/api';
-import { errorMessage } from './core/errors';
+import { ConflictError, errorMessage } from './core/errors';
 import { createApi, type DesktopFunctions } from './api';
 import { ChannelService } from './channels/channels';
 import type { DesktopNotify } from './channels/senders';
@@ -27,6 +27,8 @@ import { Generator } from './harness/generate';
 import { HarnessService } from './harness/harnesses';
 import { outputFormats } from './harness/parsers';
 import { ConnectionService } from './triggers/connections';
+import { LinearOAuth, oauthStateLifetimeMs } from './triggers/linear-oauth';
+import { linearCallbackPath, openLoopbackCallback } from './http/oauth-callback';
 import { githubProvider } from './triggers/providers/github';
 import { githubReviewProvider } from './triggers/providers/github-review';
 import { jiraProvider } from './triggers/providers/jira';
@@ -49,6 +51,8 @@ export interface StartOptions {
   desktopNotify?: DesktopNotify;
   /** The engine's clock for runs (tests move it: worktree retention). */
   now?: () => number;
+  /** Linear's OAuth authorize page (tests: the fake Linear's) and the refresh timer (tests take its callbacks). */
+  linearOAuth?: { authorizeUrl?: string; now?: () => number; schedule?: (callback: () => void, delayMs: number) => () => void };
   /** Tests shorten the trigger service's waits. */
   triggerTuning?: Pick<TriggerServiceOptions, 'writeBackRetryDelaysMs' | 'firstPollDelayMs' | 'now'>;
 }
@@ -77,8 +81,24 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
   const channels = new ChannelService({ config, inbox, ...(options.desktopNotify ? { desktopNotify: options.desktopNotify } : {}) });
   const auth = await RemoteAuth.open({ load: async () => (await store.readRemote()) as RemoteState | undefined, save: (state) => store.writeRemote(state) });
+  // Linear sends the person back to remote access when it runs, else (desktop) to a one-time loopback listener.
+  const linearOAuth = new LinearOAuth({
+    config, ...options.linearOAuth,
+    openCallback: async (complete) => {
+      const url = remote.status().url;
+      if (url) return { redirectUri: `${url}${linearCallbackPath}` };
+      if (options.desktop) return openLoopbackCallback(complete, oauthStateLifetimeMs);
+      throw new ConflictError('Linear must send you back to Factory: switch on remote access in Settings first, and register its address (shown in the account editor) as the OAuth app\'s callback URL');
+    },
+    // Its triggers, paused by the problem, poll again now rather than after their backoff.
+    reconnected: (connection) => {
+      for (const trigger of config.current.triggers) {
+        if (trigger.connectionId === connection.id && trigger.enabled) triggers.pollTrigger(trigger.id).catch(() => undefined);
+      }
+    },
+  });
   // The servers exist from here on; they serve the API once it is made (below).
-  const remote = new RemoteAccess({ auth, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [] });
+  const remote = new RemoteAccess({ auth, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [], linearCallback: (query) => linearOAuth.complete(query) });
   const harnesses = new HarnessService(config, outputFormats);
   const findHarness = (id: string) => harnesses.list().find((harness) => harness.id === id);
   const secrets = () => [auth.token, ...configSecrets(config.current)];
@@ -118,7 +138,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     secrets,
   });
   for (const problem of problems) console.warn(`Skipped a run: ${problem}`);
-  const providers = { linear: linearProvider, github: githubProvider, jira: jiraProvider };
+  const providers = { linear: linearOAuth.provider(linearProvider), github: githubProvider, jira: jiraProvider };
   const connections = new ConnectionService(config, providers);
   const triggers = await TriggerService.open({
     store, config, runs, connections, providers: { ...providers, 'github-review': githubReviewProvider(runs) }, runUrl,
@@ -133,6 +153,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     inbox,
     triggers,
     connections,
+    linearOAuth,
     harnesses,
     generator,
     channels,
@@ -151,6 +172,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   remote.serve(api);
   webhooks.serve(api);
   runs.start();
+  linearOAuth.start();
   await remote.apply(config.settings.remoteAccess);
   await webhooks.apply(config.settings.webhookServer);
   // Which agent CLIs are installed: found in the background, announced with a snapshot.
@@ -164,6 +186,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     runs,
     stop() {
       stopping ??= (async () => {
+        linearOAuth.stop();
         await remote.stop();
         await webhooks.stop();
         await triggers.stop();
@@ -181,7 +204,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
 /** Every secret in the configuration: kept out of step environments. */
 export function configSecrets(config: Readonly<ConfigFile>): string[] {
   const secrets: (string | undefined)[] = [
-    ...config.connections.map((connection) => connection.token),
+    ...config.connections.flatMap((connection) => [connection.token, connection.oauth?.clientSecret, connection.oauth?.refreshToken]),
     ...config.triggers.map((trigger) => trigger.webhookSecret),
     ...config.channels.flatMap((channel) => [channel.token, channel.url && channel.kind !== 'ntfy' ? channel.url : undefined]),
   ];

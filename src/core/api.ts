@@ -359,13 +359,38 @@ export interface Connection {
   email?: string;
   token: string;
   account?: ConnectionAccount;
+  /** Linear: an app installation (actor=app) through this OAuth app; `token` is its access token. */
+  oauth?: ConnectionOAuth;
 }
 
-/** A connection as the API shows it: the token replaced by `hasToken`. */
-export type ConnectionView = Omit<Connection, 'token'> & { hasToken: boolean };
+/** An OAuth app's installation (triggers/linear-oauth.ts): every field but `clientId` is a secret or the engine's own. */
+export interface ConnectionOAuth {
+  clientId: string;
+  clientSecret: string;
+  refreshToken?: string;
+  /** When the access token expires (epoch ms). */
+  expiresAt?: number;
+  /** When it is refreshed: 80% of its lifetime (epoch ms). */
+  refreshAt?: number;
+  /** Why the token can no longer be refreshed: the account needs reconnecting. */
+  problem?: string;
+}
+
+/** A connection as the API shows it: the token replaced by `hasToken`, the OAuth secrets by `hasClientSecret`. */
+export type ConnectionView = Omit<Connection, 'token' | 'oauth'> & {
+  hasToken: boolean;
+  oauth?: { clientId: string; hasClientSecret: boolean; expiresAt?: number };
+  /** Why the account cannot be used now, in words (a token that could not be refreshed). */
+  problem?: string;
+};
 
 /** What `saveConnection` and `testConnection` take: saving without a token keeps the stored one. */
-export type ConnectionInput = Omit<Connection, 'id' | 'token' | 'account'> & { id?: string; token?: string };
+export type ConnectionInput = Omit<Connection, 'id' | 'token' | 'account' | 'oauth'> & {
+  id?: string;
+  token?: string;
+  /** `connectLinearAgent`: the OAuth app; without `clientSecret` the stored one is kept. */
+  oauth?: { clientId: string; clientSecret?: string };
+};
 
 export type TriggerKind = 'webhook' | 'linear' | 'jira' | 'github' | 'github-review';
 
@@ -679,6 +704,8 @@ export interface FactoryMethods {
   saveConnection(connection: ConnectionInput): Promise<ConnectionView>;
   deleteConnection(id: string): Promise<void>;
   testConnection(connection: ConnectionInput): Promise<TestResult & { account?: ConnectionAccount }>;
+  /** Starts installing a Linear OAuth app as an agent (actor=app): the page to send the person to; the account is saved when Linear sends them back to Factory's callback. */
+  connectLinearAgent(connection: ConnectionInput): Promise<{ authorizeUrl: string }>;
   saveTrigger(trigger: TriggerInput): Promise<TriggerConfig>;
   deleteTrigger(id: string): Promise<void>;
   testTrigger(trigger: TriggerInput): Promise<TestResult & { issues: Issue[] }>;
@@ -770,6 +797,7 @@ export const methods = {
   saveConnection: any(1),
   deleteConnection: any(1),
   testConnection: any(1),
+  connectLinearAgent: any(1),
   saveTrigger: any(1),
   deleteTrigger: any(1),
   testTrigger: any(1),

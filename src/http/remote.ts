@@ -6,6 +6,7 @@
 //   POST /api/call/<method>     body: JSON array of the arguments → {"result": …}
 //   GET  /api/events            server-sent events (every event but `navigate`)
 //   GET  /api/log/<run>/<step>/<attempt>   the whole log of a step attempt as text (`_setup/0`: the setup log)
+//   GET  /oauth/linear/callback Linear's OAuth redirect (oauth-callback.ts): authenticated by its single-use state
 //   GET  /…                     the renderer (dist/ui), readable before sign-in
 //
 // Every request must name this server by an allowed Host (DNS rebinding); API requests must be
@@ -17,7 +18,7 @@ import { pipeline } from 'node:stream/promises';
 import { networkInterfaces } from 'node:os';
 import type { FactoryApi, RemotePairing, RemoteStatus, ServerSettings } from '../core/api';
 import { factoryEventNames, isMethodName, methods } from '../core/api';
-import { invokeMethod, type Doors } from '../api';
+import { invokeMethod, type CallbackHandler, type Doors } from '../api';
 import { ConflictError, FactoryError } from '../core/errors';
 import { encodeQr } from '../core/qr';
 import { qrToSvg } from '../core/qr-svg';
@@ -28,6 +29,7 @@ import { createRouter, type Route } from './router';
 import { ManagedServer } from './managed-server';
 import { EventStreamHub } from './sse';
 import { createStaticHandler } from './static';
+import { linearCallbackRoute } from './oauth-callback';
 
 export const callBodyLimit = 2 * 1024 * 1024;
 
@@ -37,6 +39,8 @@ export interface RemoteOptions {
   uiRoot: string;
   /** Host names allowed besides IP literals and localhost (settings.remoteAccess.allowedHosts). */
   allowedHosts: () => readonly string[];
+  /** Completes a Linear app installation (GET /oauth/linear/callback). */
+  linearCallback?: CallbackHandler;
 }
 
 /** What the handler serves: the API and its event stream, and where invite links point. */
@@ -138,6 +142,7 @@ function createRemoteHandler(options: RemoteOptions & Served) {
         else response.end(log.lines.join('\n') + (log.lines.length ? '\n' : ''));
       },
     },
+    ...(options.linearCallback ? [linearCallbackRoute(options.linearCallback)] : []),
   ];
 
   const router = createRouter<undefined>(routes, async (request, response) => {

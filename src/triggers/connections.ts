@@ -10,8 +10,10 @@ import { validateConnection } from '../core/trigger-config';
 import type { ConfigService } from '../engine/config';
 import type { TrackerProvider } from './provider';
 
-export function connectionView({ token, ...connection }: Connection): ConnectionView {
-  return { ...connection, hasToken: Boolean(token) };
+export function connectionView({ token, oauth, ...connection }: Connection): ConnectionView {
+  // An app installation shows its client id only; its secret, refresh token and times stay here.
+  const app = oauth ? { oauth: { clientId: oauth.clientId, hasClientSecret: Boolean(oauth.clientSecret), ...(oauth.expiresAt !== undefined ? { expiresAt: oauth.expiresAt } : {}) } } : {};
+  return { ...connection, hasToken: Boolean(token), ...app, ...(oauth?.problem ? { problem: oauth.problem } : {}) };
 }
 
 export class ConnectionService {
@@ -44,7 +46,9 @@ export class ConnectionService {
     return this.config.update((config) => {
       const index = verified.id ? config.connections.findIndex((connection) => connection.id === verified.id) : -1;
       if (verified.id && index < 0) throw new NotFoundError(`No account with id ${quote(verified.id)}`);
-      const connection: Connection = { ...verified, id: verified.id ?? newId('con') };
+      // An app installation's token may have been refreshed meanwhile: the stored one is the live one.
+      const live = verified.oauth && index >= 0 ? { token: config.connections[index]!.token, oauth: config.connections[index]!.oauth } : {};
+      const connection: Connection = { ...verified, id: verified.id ?? newId('con'), ...live };
       const connections = index < 0 ? [...config.connections, connection] : config.connections.with(index, connection);
       return { config: { ...config, connections }, result: connectionView(connection) };
     });
@@ -72,7 +76,10 @@ export class ConnectionService {
     if (!token) throw new ValidationError([{ field: 'token', message: 'The API key or token is empty: enter it' }], 'Account not saved:');
     const provider = this.providers[clean.kind]!;
     const candidate: Connection = { ...clean, id: clean.id ?? '', token };
+    // An app installation (linear-oauth.ts) stays one while no new token replaces its own.
+    const oauth = clean.token === undefined ? stored?.oauth : undefined;
+    if (oauth) candidate.oauth = oauth;
     const account = await provider.verifyConnection(candidate);
-    return { ...clean, token, account, name: clean.name || `${provider.name} (${account.name})` };
+    return { ...clean, token, account, name: clean.name || `${provider.name} (${account.name})`, ...(oauth ? { oauth } : {}) };
   }
 }

@@ -6,7 +6,10 @@
 // error shapes (AUTHENTICATION_ERROR, RATELIMITED, GRAPHQL_VALIDATION_FAILED) and rate-limit
 // headers. It keeps comments and states, counts requests, and sends signed webhooks.
 //   Operations: viewer, teams, workflowStates, issues, issue { comments }, commentCreate,
-//   commentUpdate, issueUpdate.
+//   commentUpdate, issueUpdate. OAuth: GET /oauth/authorize (approves at once and redirects back
+//   with a code and the state) and POST /oauth/token (authorization_code and refresh_token grants,
+//   rotating refresh tokens; a revoked one answers `invalid_grant`); a token installed with
+//   actor=app has the app user as its viewer (`app: true`).
 
 import { createHmac, randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
@@ -203,7 +206,89 @@ export class FakeLinear {
     return this.misbehave({ headers, variables }, own);
   }
 
+  // ─── OAuth (PROVIDERS §8 "Install"; RFC 6749) ───
+
+  /** The OAuth application registered at this Linear: its client id and secret. */
+  readonly oauthApp = { clientId: `client_${randomUUID().replace(/-/g, '')}`, clientSecret: `secret_${randomUUID().replace(/-/g, '')}` };
+  /** The app's own user: `viewer` for a token installed with actor=app. */
+  readonly appUser: FakeUser & { app: true } = { id: randomUUID(), name: 'Factory Agent', email: 'factory-agent@oauthapp.linear.app', app: true };
+  /** `expires_in` of the access tokens it issues (Linear: about a day). */
+  tokenLifetimeSec = 86_399;
+  /** Every authorize page opened (its query) and token request made (its form), in order. */
+  readonly authorizeRequests: URLSearchParams[] = [];
+  readonly tokenRequests: URLSearchParams[] = [];
+  /** The next authorize page is refused by the person (`error=access_denied`). */
+  denyNextAuthorize = false;
+  private readonly codes = new Map<string, { redirectUri: string; actor: string | null }>();
+  /** Access tokens issued, with when they expire and whether they act as the app. */
+  private readonly accessTokens = new Map<string, { expiresAt: number; app: boolean; revoked?: boolean }>();
+  private readonly refreshTokens = new Map<string, { app: boolean; revoked: boolean }>();
+  private askingAs: FakeUser & { app?: boolean } = this.viewer;
+
+  /** Linear forgets every refresh token (a person uninstalled the app): refreshing answers `invalid_grant`. */
+  revokeRefreshTokens(): void {
+    for (const entry of this.refreshTokens.values()) entry.revoked = true;
+  }
+
+  /** Linear stops taking the access tokens issued so far (expired early, or revoked): GraphQL answers as unauthenticated. */
+  revokeAccessTokens(): void {
+    for (const entry of this.accessTokens.values()) entry.revoked = true;
+  }
+
+  /** The tokens issued so far (access and refresh), for tests that look for them where they must not be. */
+  issuedTokens(): string[] {
+    return [...this.accessTokens.keys(), ...this.refreshTokens.keys()];
+  }
+
+  /** GET /oauth/authorize: the person approves at once; Linear redirects back with a code and the state, as it does. */
+  private authorize(query: URLSearchParams): FakeAnswer {
+    this.authorizeRequests.push(query);
+    const redirectUri = query.get('redirect_uri') ?? '';
+    if (query.get('client_id') !== this.oauthApp.clientId || !/^https?:\/\//.test(redirectUri)) return { status: 400, body: { error: 'invalid_request', error_description: 'Unknown client or redirect URI' } };
+    const back = new URL(redirectUri);
+    if (this.denyNextAuthorize) {
+      this.denyNextAuthorize = false;
+      back.searchParams.set('error', 'access_denied');
+      back.searchParams.set('error_description', 'The user denied access');
+    } else {
+      const code = randomUUID().replace(/-/g, '');
+      this.codes.set(code, { redirectUri, actor: query.get('actor') });
+      back.searchParams.set('code', code);
+    }
+    if (query.get('state') !== null) back.searchParams.set('state', query.get('state')!);
+    return { status: 302, body: '', headers: { Location: back.href } };
+  }
+
+  /** POST /oauth/token: authorization_code and refresh_token grants, form-encoded; refresh tokens rotate. */
+  private token(headers: IncomingHttpHeaders, text: string): FakeAnswer {
+    if (!String(headers['content-type']).startsWith('application/x-www-form-urlencoded')) return { status: 400, body: { error: 'invalid_request', error_description: 'Expected a form' } };
+    const form = new URLSearchParams(text);
+    this.tokenRequests.push(form);
+    if (form.get('client_id') !== this.oauthApp.clientId || form.get('client_secret') !== this.oauthApp.clientSecret) return { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed' } };
+    const invalidGrant: FakeAnswer = { status: 400, body: { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' } };
+    let app: boolean;
+    if (form.get('grant_type') === 'authorization_code') {
+      const code = this.codes.get(form.get('code') ?? '');
+      if (!code || code.redirectUri !== form.get('redirect_uri')) return invalidGrant;
+      this.codes.delete(form.get('code')!);
+      app = code.actor === 'app';
+    } else if (form.get('grant_type') === 'refresh_token') {
+      const refresh = this.refreshTokens.get(form.get('refresh_token') ?? '');
+      if (!refresh || refresh.revoked) return invalidGrant;
+      refresh.revoked = true;
+      app = refresh.app;
+    } else return { status: 400, body: { error: 'unsupported_grant_type' } };
+    const accessToken = `lin_oauth_${randomUUID().replace(/-/g, '')}`;
+    const refreshToken = `lin_refresh_${randomUUID().replace(/-/g, '')}`;
+    this.accessTokens.set(accessToken, { expiresAt: Date.now() + this.tokenLifetimeSec * 1000, app });
+    this.refreshTokens.set(refreshToken, { app, revoked: false });
+    return { status: 200, body: { access_token: accessToken, token_type: 'Bearer', expires_in: this.tokenLifetimeSec, scope: 'read,write,app:assignable,app:mentionable', refresh_token: refreshToken } };
+  }
+
   private async ownAnswer(method: string, path: string, headers: IncomingHttpHeaders, text: string): Promise<FakeAnswer> {
+    const target = new URL(path, 'http://fake');
+    if (method === 'GET' && target.pathname === '/oauth/authorize') return this.authorize(target.searchParams);
+    if (method === 'POST' && target.pathname === '/oauth/token') return this.token(headers, text);
     if (method !== 'POST' || path !== '/graphql') return { status: 404, body: { errors: [{ message: 'Not found' }] } };
     if (!String(headers['content-type']).startsWith('application/json')) return { status: 400, body: { errors: [{ message: 'Expected application/json' }] } };
     let request: Json;
@@ -223,7 +308,9 @@ export class FakeLinear {
     this.calls.push(call);
     if (process.env.FAKE_LINEAR_LOG) appendFileSync(process.env.FAKE_LINEAR_LOG, JSON.stringify({ query, variables: call.variables }) + '\n');
     const authorization = String(headers.authorization ?? '');
-    const signedIn = authorization === this.apiKey || authorization === `Bearer ${this.oauthToken}`;
+    const issued = this.accessTokens.get(authorization.replace(/^Bearer /, ''));
+    const signedIn = authorization === this.apiKey || authorization === `Bearer ${this.oauthToken}` || Boolean(authorization.startsWith('Bearer ') && issued && !issued.revoked && issued.expiresAt > Date.now());
+    this.askingAs = issued?.app ? this.appUser : { ...this.viewer, app: false };
     const scriptedIndex = this.scripted.findIndex((entry) => entry.when(call));
     if (scriptedIndex >= 0) {
       const { answer } = this.scripted.splice(scriptedIndex, 1)[0]!;
@@ -247,7 +334,7 @@ export class FakeLinear {
     const arg = (name: string) => argument(args, name, variables);
     switch (field) {
       case 'viewer':
-        return this.viewer;
+        return this.askingAs;
       case 'teams':
         return { nodes: this.teams.filter((candidate) => matchesFilter(teamView(candidate), arg('filter') ?? {}, this.viewer)).map(teamView) };
       case 'workflowStates': {

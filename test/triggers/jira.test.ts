@@ -233,7 +233,7 @@ cloud('a lost comment id: the comment is found by its run id among the newest co
   const saved = await trigger(context, { writeBack: { comment: true } });
   const issue = fake.addIssue({ summary: 'Find my comment' });
   for (let index = 0; index < 120; index++) fake.addComment(issue, `Someone else ${index}`, { author: 'other' });
-  const connection = (await factory.api.snapshot()).accounts[0]!;
+  const { oauth: _app, ...connection } = (await factory.api.snapshot()).accounts[0]!;
   const target = { connection: { ...connection, token: fake.token }, trigger: saved, issue: { title: issue.summary, key: issue.key } };
   const version = (words: string) => ({ runId: 'run_lost_id', header: [{ kind: 'words' as const, text: words }], blocks: [] });
   const id = await jiraProvider.upsertComment(target, version(' · working'));

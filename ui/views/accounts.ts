@@ -3,7 +3,7 @@
 // announced, and an empty key field keeps it.
 
 import type { ConnectionInput, ConnectionKind, ConnectionView } from '../../src/core/api';
-import { errorText, type AppContext } from '../app';
+import { errorText, externalLink, type AppContext } from '../app';
 import { CallError } from '../call-error';
 import { h, replace } from '../dom';
 import { confirmAction } from './dialog';
@@ -36,6 +36,10 @@ const accountKinds: { kind: ConnectionKind; name: string; fields: AccountField[]
 ];
 const accountKindName = (kind: string): string => accountKinds.find((entry) => entry.kind === kind)?.name ?? kind;
 
+/** What the Kind menu offers: an account kind, or a Linear account that is an OAuth app installed as an agent. */
+type FormKind = ConnectionKind | 'linear-agent';
+const agentKind = { kind: 'linear-agent' as const, name: 'Linear as an agent (OAuth app)' };
+
 /** "Signed in as Ada (ada@example.com, Jira Cloud)", or undefined before the account was verified. */
 function signedIn(account: ConnectionView['account']): string | undefined {
   const details = [account?.email, account?.server].filter(Boolean);
@@ -48,16 +52,17 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
   const add = h('button', { type: 'button' }, 'Add account');
   const accounts = (): ConnectionView[] => context.state.snapshot?.accounts ?? [];
 
-  function edit(connection: ConnectionView | undefined, kind: ConnectionKind = connection?.kind ?? 'linear', name = connection?.name ?? ''): void {
-    const form = accountForm(context, connection, kind, name, {
-      changeKind: (next, typedName) => edit(undefined, next, typedName),
+  function edit(connection: ConnectionView | undefined, kind: FormKind = connection?.oauth ? 'linear-agent' : connection?.kind ?? 'linear', name = connection?.name ?? ''): void {
+    const handlers = {
+      changeKind: (next: FormKind, typedName: string) => edit(undefined, next, typedName),
       done: () => {
         replace(formArea);
         add.hidden = false;
         render();
         add.focus();
       },
-    });
+    };
+    const form = kind === 'linear-agent' ? agentForm(context, connection, name, handlers) : accountForm(context, connection, kind, name, handlers);
     add.hidden = true;
     replace(formArea, form);
     form.querySelector<HTMLElement>(connection ? 'input' : 'select')?.focus();
@@ -86,7 +91,8 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
     replace(list, accounts().map((connection) => h('li', { class: 'account', 'data-id': connection.id },
       h('div', { class: 'account-text' },
         h('span', { class: 'item-title' }, connection.name, h('span', { class: 'tag' }, accountKindName(connection.kind))),
-        h('span', { class: 'meta' }, signedIn(connection.account) ?? 'Not verified yet', connection.baseUrl ? ` · ${connection.baseUrl}` : '')),
+        h('span', { class: 'meta' }, signedIn(connection.account) ?? 'Not verified yet', connection.oauth ? ' · as an agent (OAuth app)' : '', connection.baseUrl ? ` · ${connection.baseUrl}` : ''),
+        connection.problem ? h('span', { class: 'field-error', role: 'alert' }, connection.problem) : ''),
       h('div', { class: 'form-actions' },
         h('button', { type: 'button', 'data-action': 'edit' }, 'Edit'),
         h('button', { type: 'button', class: 'danger', 'data-action': 'remove' }, 'Remove')))));
@@ -104,13 +110,10 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
 
 /** The form of one account; a new one when `connection` is undefined. */
 function accountForm(context: AppContext, connection: ConnectionView | undefined, kindName: ConnectionKind, typedName: string,
-  on: { changeKind(kind: ConnectionKind, name: string): void; done(): void }): HTMLFormElement {
+  on: { changeKind(kind: FormKind, name: string): void; done(): void }): HTMLFormElement {
   const spec = accountKinds.find((entry) => entry.kind === kindName) ?? accountKinds[0]!;
   const fields = new FormFields();
-  const kind = h('select', { disabled: Boolean(connection) }, accountKinds.map((entry) => option(entry.kind, entry.name, spec.kind)));
-  const name = h('input', { type: 'text', required: true, autocomplete: 'off', placeholder: `${spec.name} at work` });
-  name.value = typedName;
-  kind.addEventListener('change', () => on.changeKind(kind.value as ConnectionKind, name.value));
+  const { kind, name } = kindAndName(connection, spec.kind, spec.name, typedName, on);
   const stored = connection?.hasToken === true;
   const controls = spec.fields.map((entry) => {
     const secret = entry.name === 'token';
@@ -151,22 +154,100 @@ function accountForm(context: AppContext, connection: ConnectionView | undefined
     fields.general,
     h('div', { class: 'form-actions' }, save, verify, cancel),
     result);
+  onSubmit(form, fields, result, async () => {
+    const saved = await withBusy(save, 'Verifying and saving…', () => context.api.saveConnection(input()));
+    const snapshot = context.state.snapshot;
+    if (snapshot) {
+      const known = snapshot.accounts.some((candidate) => candidate.id === saved.id);
+      snapshot.accounts = known ? snapshot.accounts.map((candidate) => (candidate.id === saved.id ? saved : candidate)) : [...snapshot.accounts, saved];
+    }
+    context.toast(`Account “${saved.name}” saved`);
+    on.done();
+  });
+  return form;
+}
+
+/** Runs `act` when the form is submitted, its messages cleared first; a refusal goes to its fields. */
+function onSubmit(form: HTMLFormElement, fields: FormFields, result: HTMLElement, act: () => Promise<void>): void {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     fields.clear();
     result.hidden = true;
     try {
-      const saved = await withBusy(save, 'Verifying and saving…', () => context.api.saveConnection(input()));
-      const snapshot = context.state.snapshot;
-      if (snapshot) {
-        const known = snapshot.accounts.some((candidate) => candidate.id === saved.id);
-        snapshot.accounts = known ? snapshot.accounts.map((candidate) => (candidate.id === saved.id ? saved : candidate)) : [...snapshot.accounts, saved];
-      }
-      context.toast(`Account “${saved.name}” saved`);
-      on.done();
+      await act();
     } catch (error) {
       fields.showError(error);
     }
+  });
+}
+
+/** The Kind menu (every account kind, and Linear as an agent) and the Name field, shared by both forms. */
+function kindAndName(connection: ConnectionView | undefined, chosen: FormKind, kindName: string, typedName: string,
+  on: { changeKind(kind: FormKind, name: string): void }): { kind: HTMLSelectElement; name: HTMLInputElement } {
+  const kinds = [...accountKinds, agentKind];
+  const kind = h('select', { disabled: Boolean(connection) }, kinds.map((entry) => option(entry.kind, entry.name, chosen)));
+  const name = h('input', { type: 'text', required: true, autocomplete: 'off', placeholder: `${kindName} at work` });
+  name.value = typedName;
+  kind.addEventListener('change', () => on.changeKind(kind.value as FormKind, name.value));
+  return { kind, name };
+}
+
+/**
+ * The callback URL to register in the OAuth app: remote access's address when it runs; on the
+ * desktop without it, the one-time loopback listener (its port changes every time).
+ */
+function callbackUrlHint(context: AppContext): string {
+  const remote = context.state.snapshot?.remote.url;
+  if (remote) return `${remote}/oauth/linear/callback`;
+  if (context.desktop) return 'http://127.0.0.1/oauth/linear/callback (Factory listens on a free port for each connection: register the address Linear shows as wrong, or switch on remote access for a fixed one)';
+  return 'Switch on remote access in Settings: its address followed by /oauth/linear/callback';
+}
+
+/**
+ * A Linear account installed as an agent: the OAuth app's client id and secret, then Connect sends
+ * the person to Linear's authorize page; the account appears (or is renewed) once Linear sends
+ * them back to Factory's callback. A stored secret is kept when the field is left empty.
+ */
+function agentForm(context: AppContext, connection: ConnectionView | undefined, typedName: string,
+  on: { changeKind(kind: FormKind, name: string): void; done(): void }): HTMLFormElement {
+  const fields = new FormFields();
+  const { kind, name } = kindAndName(connection, 'linear-agent', 'Linear agent', typedName, on);
+  const stored = connection?.oauth?.hasClientSecret === true;
+  const clientId = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', class: 'mono', placeholder: 'from Linear → Settings → API → OAuth applications' });
+  clientId.value = connection?.oauth?.clientId ?? '';
+  const clientSecret = h('input', { type: 'password', autocomplete: 'new-password', spellcheck: 'false', class: 'mono', placeholder: stored ? '•••••••• stored' : '' });
+  const baseUrl = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', class: 'mono', placeholder: 'https://api.linear.app' });
+  baseUrl.value = connection?.baseUrl ?? '';
+  const callback = h('code', { class: 'mono' }, callbackUrlHint(context));
+  const result = h('p', { class: 'test-result', role: 'status', hidden: true });
+  const connect = h('button', { type: 'submit', class: 'primary' }, connection ? 'Reconnect' : 'Connect');
+  const cancel = h('button', { type: 'button' }, 'Cancel');
+  cancel.addEventListener('click', on.done);
+
+  function input(): ConnectionInput {
+    const value: ConnectionInput = { kind: 'linear', name: name.value.trim(), oauth: { clientId: clientId.value.trim() } };
+    if (connection) value.id = connection.id;
+    if (clientSecret.value.trim()) value.oauth!.clientSecret = clientSecret.value.trim();
+    if (baseUrl.value.trim()) value.baseUrl = baseUrl.value.trim();
+    return value;
+  }
+
+  const form = h('form', { class: 'editor account-form', novalidate: true, 'aria-label': connection ? `Account ${connection.name}` : 'New Linear agent account' },
+    h('div', { class: 'form-grid' }, fields.field('kind', 'Kind', kind), fields.field('name', 'Name', name)),
+    h('p', { class: 'meta' }, 'Factory acts in Linear as its own app user: people delegate issues to it or mention it. Create an OAuth application in Linear (Settings → API → OAuth applications), switch on its webhooks with Agent session events, and register this callback URL: ', callback),
+    fields.field('oauth.clientId', 'Client ID', clientId, 'Shown on the OAuth application’s page in Linear.'),
+    fields.field('oauth.clientSecret', 'Client secret', clientSecret, stored ? 'A secret is stored; leave empty to keep it.' : 'Shown on the same page. It stays in Factory and is never shown again.'),
+    fields.field('baseUrl', 'Base URL (optional)', baseUrl, 'API root, default https://api.linear.app; leave empty.'),
+    fields.general,
+    h('div', { class: 'form-actions' }, connect, cancel),
+    result);
+  onSubmit(form, fields, result, async () => {
+    const { authorizeUrl } = await withBusy(connect, 'Opening Linear…', () => context.api.connectLinearAgent(input()));
+    await context.api.openExternal(authorizeUrl).catch(() => undefined);
+    replace(result, 'Approve the app on Linear’s page (it works for ten minutes); the account appears here once Linear sends you back. No page opened? ',
+      externalLink(context, authorizeUrl, 'Open Linear’s page'));
+    result.className = 'test-result';
+    result.hidden = false;
   });
   return form;
 }

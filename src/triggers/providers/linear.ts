@@ -40,7 +40,7 @@ type Json = Record<string, unknown>;
  * One GraphQL exchange; throws ProviderError in Linear's own words (rate limits with their reset
  * time). The answer comes scrubbed of the key (httpRequest), so Linear's words never hold it.
  */
-async function graphql(connection: Connection, query: string, variables: Json = {}, signal?: AbortSignal): Promise<Json> {
+export async function graphql(connection: Connection, query: string, variables: Json = {}, signal?: AbortSignal): Promise<Json> {
   const url = endpoint(connection);
   const token = connection.token;
   const answer = await httpRequest({
@@ -60,12 +60,17 @@ async function graphql(connection: Connection, query: string, variables: Json = 
     const retryAt = Math.max(now + (retryAfterMs(answer.headers, now) ?? 0), ...resets);
     throw new ProviderError(`Linear's rate limit was reached${said ? ` (${said})` : ''}`, true, retryAt > now ? retryAt : now + defaultRateLimitPauseMs);
   }
-  if (answer.status === 401 || code.includes('authentication')) throw new ProviderError(`Linear refused the API key: ${said || 'authentication required'}`);
+  if (answer.status === 401 || code.includes('authentication')) throw new LinearAuthenticationError(`Linear refused the API key: ${said || 'authentication required'}`);
   if (answer.status !== 200 && answer.status !== 400 && answer.status < 500) throw notLinear(url, answer.status);
   if (errors.length > 0) throw new ProviderError(`Linear: ${said || 'an unnamed error'}`, code.includes('internal'));
   if (answer.status >= 500) throw new ProviderError(`Linear answered HTTP ${answer.status}: try again later`, true);
   if (answer.status !== 200 || !isRecord(body) || !isRecord(body.data)) throw notLinear(url, answer.status);
   return body.data;
+}
+
+/** Linear refused the token (401, or an authentication error): an app installation refreshes its token once and tries again (linear-oauth.ts). */
+export class LinearAuthenticationError extends ProviderError {
+  override name = 'LinearAuthenticationError';
 }
 
 function notLinear(url: string, status: number): ProviderError {
