@@ -40,6 +40,17 @@ export function proposedWork(run: Readonly<Run>): string | undefined {
   return pull ? `pull request #${pull.number} of ${pull.repository} (${pull.state})` : undefined;
 }
 
+/** Calls every listener with `event`; one that throws is reported and does not stop the others. */
+function tellEach<E extends { type: string }>(listeners: ReadonlySet<(event: E) => void>, event: E): void {
+  for (const listener of listeners) {
+    try {
+      listener(event);
+    } catch (error) {
+      console.error(`A run ${event.type} subscriber failed:`, error);
+    }
+  }
+}
+
 /** Freezes a JSON value and everything in it. */
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -59,6 +70,16 @@ export type RunLifecycleEvent =
   | { type: 'started'; run: Readonly<Run>; resumed: boolean }
   | { type: 'step-waiting'; run: Readonly<Run>; step: Readonly<StepRun> }
   | { type: 'finished'; run: Readonly<Run> };
+
+/**
+ * A step attempt began or ended (an approval when it was decided), with the live run and step: read
+ * them at once. What a Linear agent session shows step by step (triggers/linear-agent.ts).
+ */
+export interface RunStepEvent {
+  type: 'step-started' | 'step-finished';
+  run: Readonly<Run>;
+  step: Readonly<StepRun>;
+}
 
 export interface RunServiceOptions {
   store: RunStore;
@@ -80,6 +101,8 @@ export interface RunServiceOptions {
 export interface RunOrigin {
   triggerId?: string;
   followUp?: RunFollowUp;
+  /** The Linear agent session the run reports to (an agent trigger's run). */
+  agentSessionId?: string;
 }
 
 interface ActiveRun {
@@ -100,6 +123,9 @@ export class RunService {
   private sweepTimer: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly lifecycleListeners = new Set<(event: RunLifecycleEvent) => void>();
+  private readonly stepListeners = new Set<(event: RunStepEvent) => void>();
+  /** Guidance for an agent step about to start (text a person sent while the run worked), by run and step. */
+  private guidanceSource: ((run: Readonly<Run>, stepId: string) => string | undefined) | undefined;
   /** Runs a crash interrupted (failed at open), announced as finished by `start`. */
   private interrupted: Run[] = [];
   /** Runs whose approval let them go on: their next start is a resumption. */
@@ -150,6 +176,17 @@ export class RunService {
   onLifecycle(listener: (event: RunLifecycleEvent) => void): () => void {
     this.lifecycleListeners.add(listener);
     return () => this.lifecycleListeners.delete(listener);
+  }
+
+  /** Subscribes to step starts and ends; returns the unsubscribe function. */
+  onStep(listener: (event: RunStepEvent) => void): () => void {
+    this.stepListeners.add(listener);
+    return () => this.stepListeners.delete(listener);
+  }
+
+  /** Installs where agent steps get guidance: text appended to the step's rendered prompt. */
+  setGuidanceSource(source: (run: Readonly<Run>, stepId: string) => string | undefined): void {
+    this.guidanceSource = source;
   }
 
   /** Appends a line to the run's own log (the setup log), e.g. what write-back did. */
@@ -248,6 +285,7 @@ export class RunService {
       projectId: pipeline.projectId,
       ...(origin.triggerId ? { triggerId: origin.triggerId } : {}),
       ...(origin.followUp ? { followUp: origin.followUp } : {}),
+      ...(origin.agentSessionId ? { agentSessionId: origin.agentSessionId } : {}),
       ...(request.issue ? { issue: request.issue } : {}),
       variables: { ...pipeline.variables, ...request.variables },
       status: 'queued',
@@ -287,6 +325,7 @@ export class RunService {
       const chosen = resolveSelection(step, selected);
       stepRun.approval = { approved: true, ...(text ? { comment: text } : {}), ...(chosen ? { selected: chosen } : {}), at, ...(by ? { by } : {}) };
       Object.assign(stepRun, { status: 'succeeded', finishedAt: at });
+      this.announceStep({ type: 'step-finished', run, step: stepRun });
       run.status = 'queued';
       this.resuming.add(run.id);
       this.enqueue(run.id);
@@ -296,6 +335,7 @@ export class RunService {
     } else {
       stepRun.approval = { approved: false, ...(text ? { comment: text } : {}), at, ...(by ? { by } : {}) };
       Object.assign(stepRun, { status: 'rejected', finishedAt: at });
+      this.announceStep({ type: 'step-finished', run, step: stepRun });
       await this.finish(run, 'rejected', `Rejected at step \`${stepRun.id}\`${text ? `: ${text}` : ''}`);
     }
   }
@@ -614,15 +654,18 @@ export class RunService {
         Object.assign(stepRun, { attempt, status: 'running', startedAt: this.now() });
         this.logs.begin(run.id, step.id, attempt);
         this.changed(run);
+        this.announceStep({ type: 'step-started', run, step: stepRun });
         if (step.kind !== 'approval') await this.options.store.save(run); // after a crash, the step that was running is known
         const timeoutMs = (step.timeoutSec ?? defaultStepTimeoutSec) * 1000;
         const template = this.templateContext(run, project, run.workspace);
         if (step.kind === 'agent' && run.followUp) earlier ??= this.earlierAgentWork(run);
         const earlierWork = step.kind === 'agent' ? await earlier : undefined;
+        const guidance = step.kind === 'agent' ? this.guidanceSource?.(run, step.id) : undefined;
         const outcome: StepOutcome = await this.options.runners[step.kind]({
           runId: run.id, run, step, attempt, workspace: run.workspace, template, timeoutMs, signal,
           defaults: { ...(pipeline.harnessId ? { harnessId: pipeline.harnessId } : {}), ...(pipeline.model ? { model: pipeline.model } : {}) },
           ...(earlierWork ? { earlier: earlierWork } : {}),
+          ...(guidance ? { guidance } : {}),
           environment: buildStepEnvironment(this.baseEnvironment(), this.secrets()),
           secrets: this.secrets(),
           log: (line, stream) => this.log(run.id, step.id, attempt, line, stream),
@@ -662,6 +705,7 @@ export class RunService {
         Object.assign(stepRun, outcome, { finishedAt: this.now() });
         this.changed(run);
         await this.options.store.save(run);
+        this.announceStep({ type: 'step-finished', run, step: stepRun });
         if (outcome.status === 'succeeded') break;
         if (tried + 1 < attempts) this.logs.note(run.id, `Attempt ${attempt} failed; trying again (${tried + 2} of ${attempts})`, step.id, attempt);
       }
@@ -705,13 +749,12 @@ export class RunService {
 
   /** Tells the lifecycle subscribers; one that throws is reported and does not stop the others. */
   private announce(event: RunLifecycleEvent): void {
-    for (const listener of this.lifecycleListeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        console.error(`A run ${event.type} subscriber failed:`, error);
-      }
-    }
+    tellEach(this.lifecycleListeners, event);
+  }
+
+  /** Tells the step subscribers, the same way. */
+  private announceStep(event: RunStepEvent): void {
+    tellEach(this.stepListeners, event);
   }
 
   private changed(run: Run): void {

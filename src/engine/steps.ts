@@ -29,6 +29,8 @@ export interface StepAttempt {
   record(details: { prompt?: string; systemPrompt?: string; message?: string; sessionId?: string }): void;
   /** Agent steps of a follow-up run: what the run that last worked on its branch did (resume.ts). */
   earlier?: EarlierAgentWork;
+  /** Agent steps: what people said while the run worked (a Linear agent session), appended to the rendered prompt as it is. */
+  guidance?: string;
   /** Stores the pull request a pullRequest step opened or found, and writes the run down before it resolves. */
   recordPullRequest?(pullRequest: PullRequestRef): Promise<void>;
   /** Records the process group of the attempt's process (written down, for crash recovery). */

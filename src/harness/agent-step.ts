@@ -80,7 +80,8 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
     const definition = options.harness(harnessId);
     if (!definition) return { status: 'failed', error: `No harness \`${harnessId}\`: choose one in the step or the pipeline` };
     if (!definition.enabled) return { status: 'failed', error: `The harness ${definition.name} is switched off in Harnesses` };
-    const prompt = renderTemplate(step.prompt, attempt.template);
+    // Guidance is appended after rendering: its text is never read for placeholders.
+    const prompt = renderTemplate(step.prompt, attempt.template) + (attempt.guidance ? `\n\n${attempt.guidance}` : '');
     const systemPrompt = step.systemPrompt ? renderTemplate(step.systemPrompt, attempt.template) : undefined;
     attempt.record({ prompt, ...(systemPrompt ? { systemPrompt } : {}) });
     const model = step.model ?? attempt.defaults?.model ?? '';
