@@ -9,6 +9,7 @@ import { ChannelService } from './channels/channels';
 import type { DesktopNotify } from './channels/senders';
 import { Inbox } from './channels/inbox';
 import { Notices } from './channels/notices';
+import { TelegramApprovals } from './channels/telegram-approvals';
 import { EventPacer } from './engine/pacer';
 import { ConfigService } from './engine/config';
 import { EventHub } from './engine/events';
@@ -19,6 +20,7 @@ import { createPullRequestRunner } from './engine/pull-request-step';
 import { githubPulls } from './triggers/github-pulls';
 import { DataStore, type ConfigFile } from './store/data-store';
 import { RunStore } from './store/run-store';
+import { readJsonFile } from './store/json-file';
 import { RemoteAuth, type RemoteState } from './http/auth';
 import { RemoteAccess } from './http/remote';
 import { WebhookServer } from './http/webhooks';
@@ -79,7 +81,14 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const events = new EventHub();
   const pacer = new EventPacer(events);
   const inbox = await Inbox.open(store, (item) => events.emit('inbox', item));
-  const channels = new ChannelService({ config, inbox, ...(options.desktopNotify ? { desktopNotify: options.desktopNotify } : {}) });
+  // Telegram approval buttons: telegram.json keeps each bot's update offset and the sent prompts.
+  const telegramFile = join(options.dataDir, 'telegram.json');
+  let announceSnapshot = () => {};
+  const telegram = await TelegramApprovals.open({
+    config, inbox, statusChanged: () => announceSnapshot(),
+    store: { load: () => readJsonFile<unknown>(telegramFile), save: (content) => store.writer.write(telegramFile, () => JSON.stringify(content()) + '\n', { mode: 0o600 }) },
+  });
+  const channels = new ChannelService({ config, inbox, approvals: telegram, ...(options.desktopNotify ? { desktopNotify: options.desktopNotify } : {}) });
   const auth = await RemoteAuth.open({ load: async () => (await store.readRemote()) as RemoteState | undefined, save: (state) => store.writeRemote(state) });
   // Linear sends the person back to remote access when it runs, else (desktop) to a one-time loopback listener.
   const linearOAuth = new LinearOAuth({
@@ -171,7 +180,9 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
 
   remote.serve(api);
   webhooks.serve(api);
+  announceSnapshot = () => api.announceSnapshot();
   runs.start();
+  telegram.start({ runs, hub: events });
   linearOAuth.start();
   await remote.apply(config.settings.remoteAccess);
   await webhooks.apply(config.settings.webhookServer);
@@ -190,6 +201,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
         await remote.stop();
         await webhooks.stop();
         await triggers.stop();
+        await telegram.stop();
         await runs.stop();
         api.close();
         await config.idle();

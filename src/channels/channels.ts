@@ -12,6 +12,8 @@ import type { ConfigService } from '../engine/config';
 import type { Inbox } from './inbox';
 import { testNotice, type Notice } from './message';
 import { sendNotice, type DesktopNotify, type SendResult } from './senders';
+import type { TelegramApprovals } from './telegram-approvals';
+import { readApprovers } from './telegram-prompts';
 
 export const channelKinds: readonly ChannelKind[] = ['slack', 'discord', 'ntfy', 'telegram', 'webhook', 'desktop'];
 /** Kinds that post to a URL the user must give (ntfy: server and topic). */
@@ -45,6 +47,8 @@ export interface ChannelServiceOptions {
   /** Sends one notice once (default: `sendNotice`). */
   send?: ChannelSend;
   desktopNotify?: DesktopNotify;
+  /** Telegram approval buttons: sends approval notices with them, and says why they cannot be read. */
+  approvals?: Pick<TelegramApprovals, 'intercept' | 'status'>;
 }
 
 export class ChannelService {
@@ -52,6 +56,7 @@ export class ChannelService {
   private readonly inbox: Pick<Inbox, 'add'>;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly send: ChannelSend;
+  private readonly approvals: ChannelServiceOptions['approvals'];
   /** Per channel id: the tail of its delivery chain, and how many notices wait in it. */
   private readonly queues = new Map<string, { tail: Promise<void>; waiting: number; dropped: boolean }>();
 
@@ -61,11 +66,17 @@ export class ChannelService {
     const now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimer(resolve, ms)));
     this.send = options.send ?? ((channel, notice) => sendNotice(channel, notice, { now, desktopNotify: options.desktopNotify }));
+    this.approvals = options.approvals;
   }
 
   /** The channels for the snapshot: no tokens (see ChannelView). */
   views(): ChannelView[] {
-    return this.config.current.channels.map(toView);
+    return this.config.current.channels.map((channel) => this.view(channel));
+  }
+
+  private view(channel: Channel): ChannelView {
+    const approvalsError = this.approvals?.status(channel.id);
+    return { ...toView(channel), ...(approvalsError ? { approvalsError } : {}) };
   }
 
   /**
@@ -80,7 +91,7 @@ export class ChannelService {
       const channel = validateChannel(input, stored, 'Channel not saved:');
       const saved: Channel = { ...channel, id: stored?.id ?? newId('ch') };
       const channels = stored ? config.channels.map((candidate) => (candidate.id === saved.id ? saved : candidate)) : [...config.channels, saved];
-      return { config: { ...config, channels }, result: toView(saved) };
+      return { config: { ...config, channels }, result: this.view(saved) };
     });
   }
 
@@ -168,7 +179,7 @@ export class ChannelService {
 
   private async trySend(channel: Channel, notice: Notice): Promise<SendResult> {
     try {
-      return await this.send(channel, notice);
+      return (await this.approvals?.intercept(channel, notice)) ?? (await this.send(channel, notice));
     } catch (error) {
       return { ok: false, error: errorMessage(error), retryable: false };
     }
@@ -236,6 +247,19 @@ export function validateChannel(input: unknown, stored: Channel | undefined, pre
     if (!channelEvents.includes(event)) problem(`events.${index}`, `Each event must be one of ${channelEvents.join(', ')}, not ${quote(event)}`);
   });
 
+  // Telegram approval buttons: without approvers anyone in the chat could press them.
+  const approvals = input.approvals === undefined || input.approvals === null ? false : input.approvals;
+  const approvers = readApprovers(input.approvers);
+  if (typeof approvals !== 'boolean') problem('approvals', `The approvals switch must be true or false, not ${quote(input.approvals)}`);
+  else if (approvals && kind !== 'telegram') problem('approvals', 'Only a Telegram channel can carry approval buttons');
+  for (const message of approvers.problems) problem('approvers', message);
+  if (approvals === true && kind === 'telegram' && approvers.problems.length === 0 && approvers.approvers.length === 0) {
+    problem('approvers', 'Name at least one approver (a Telegram user id or @username) to turn approval buttons on: without approvers anyone in the chat could press Approve');
+  }
+  if (approvals === true && kind === 'telegram' && Array.isArray(events) && !events.includes('run.waiting')) {
+    problem('events', 'Approval buttons go on approval notices: tick "A run waits for approval" (run.waiting)');
+  }
+
   const pipelineIds = input.pipelineIds;
   if (pipelineIds !== undefined && pipelineIds !== null && !(Array.isArray(pipelineIds) && pipelineIds.every((id) => typeof id === 'string' && id !== ''))) {
     problem('pipelineIds', `The pipeline list must be a list of pipeline ids, not ${quote(pipelineIds)}`);
@@ -246,6 +270,8 @@ export function validateChannel(input: unknown, stored: Channel | undefined, pre
   if (url && kind !== 'desktop') channel.url = url;
   if (token) channel.token = token;
   if (kind === 'telegram') channel.chatId = chatId;
+  if (kind === 'telegram' && approvals === true) channel.approvals = true;
+  if (kind === 'telegram' && approvers.approvers.length > 0) channel.approvers = approvers.approvers;
   if (Array.isArray(pipelineIds) && pipelineIds.length > 0) channel.pipelineIds = [...new Set(pipelineIds as string[])];
   return channel;
 }

@@ -564,7 +564,11 @@ export interface Channel {
 export type ChannelInput = Omit<Channel, 'id'> & { id?: string };
 
 /** A channel as the API shows it: the token replaced by `hasToken`. */
-export type ChannelView = Omit<Channel, 'token'> & { hasToken: boolean };
+export type ChannelView = Omit<Channel, 'token'> & {
+  hasToken: boolean;
+  /** Telegram approvals: why presses of its buttons cannot be read now (a webhook set, a refused token). */
+  approvalsError?: string;
+};
 
 export interface InboxItem {
   id: string;

@@ -1,0 +1,482 @@
+// Approvals decided with Telegram buttons (issue 26.4, PROVIDERS §9). A Telegram channel with
+// `approvals: true` sends its approval notices with inline buttons; one long poll per bot reads
+// the presses (getUpdates, no public address needed), takes a press only from the channel's
+// `approvers`, decides through RunService.approveStep (first answer wins), answers every press,
+// and edits the message to show the decision, whichever surface made it (the run's change event).
+//
+// Durable in telegram.json: per bot, the next update offset (so a restart neither replays nor
+// loses a press); per sent message, its prompt (run, step, chat, message; see telegram-prompts.ts).
+// Order per update: decide, then store offset + 1, then ask for more. A crash in between makes
+// Telegram hand the press again; the step no longer waits, so it decides nothing twice.
+
+import { createHash, randomBytes } from 'node:crypto';
+import type { Channel, Run } from '../core/api';
+import { ConflictError, NotFoundError, ValidationError, errorMessage } from '../core/errors';
+import { setTimer } from '../core/timers';
+import { isRecord } from '../core/validate';
+import type { ConfigService } from '../engine/config';
+import type { EventHub } from '../engine/events';
+import type { RunService } from '../engine/runs';
+import type { Inbox } from './inbox';
+import { telegramPayload, type Notice } from './message';
+import type { SendResult } from './senders';
+import { botApiBase, callBotApi, TelegramError, type BotCallOptions } from './telegram-bot-api';
+import {
+  decidedText, deciderOf, isApprover, isPromptToken, outcomeLine, parseCallbackData, promptKeyboard, promptText, whoDecided,
+  type TelegramPrompt, type TelegramUser,
+} from './telegram-prompts';
+
+/** Long-poll seconds asked of Telegram (its HTTP request is given 15 s more). */
+const defaultPollSeconds = 50;
+/** Waits after consecutive failed polls; the last repeats. A longer retry_after wins. */
+const defaultBackoffMs: readonly number[] = [1000, 2000, 5000, 15_000, 60_000];
+/** A rate limit asking for longer than this is waited this long, then asked again. */
+const longestWaitMs = 3600_000;
+/** Prompts kept after their decision was shown (so a late press still hears "already decided"). */
+const shownPromptLimit = 1000;
+/** Failed polls in a row before a passing network problem becomes an inbox item. */
+const reportAfterFailures = 3;
+
+export interface TelegramState {
+  /** Per bot (see botKey): the offset of the next getUpdates, last update_id + 1. */
+  offsets: Record<string, number>;
+  /** Sent approval messages by token. */
+  prompts: Record<string, TelegramPrompt>;
+}
+
+export interface TelegramApprovalsOptions {
+  config: Pick<ConfigService, 'current' | 'subscribe'>;
+  inbox: Pick<Inbox, 'add'>;
+  /** telegram.json: read once at open, written (coalesced) after each change. */
+  store: { load(): Promise<unknown>; save(content: () => unknown): Promise<void> };
+  /** A channel's approval status changed (the snapshot shows it). */
+  statusChanged?: () => void;
+  pollSeconds?: number;
+  backoffMs?: readonly number[];
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+/** What the approvals need of the engine, given at `start` (the engine is made after the channels). */
+export interface ApprovalEngine {
+  runs: Pick<RunService, 'approveStep' | 'getRun'>;
+  hub: Pick<EventHub, 'on'>;
+}
+
+interface Poller {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export class TelegramApprovals {
+  private engine: ApprovalEngine | undefined;
+  private readonly pollers = new Map<string, Poller>();
+  /** Per bot: why its presses cannot be read now. */
+  private readonly errors = new Map<string, string>();
+  /** Per prompt token: the chain of its settling (edits of one message happen one at a time). */
+  private readonly settling = new Map<string, Promise<void>>();
+  private readonly unsubscribers: (() => void)[] = [];
+  private readonly now: () => number;
+  private stopped = false;
+
+  private constructor(private readonly options: TelegramApprovalsOptions, private readonly state: TelegramState) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Reads telegram.json (a broken file throws, naming it). Nothing is polled before `start`. */
+  static async open(options: TelegramApprovalsOptions): Promise<TelegramApprovals> {
+    return new TelegramApprovals(options, readState(await options.store.load()));
+  }
+
+  /** Starts a poll per bot of the approval channels, follows config changes and the runs' changes. */
+  start(engine: ApprovalEngine): void {
+    this.engine = engine;
+    this.unsubscribers.push(this.options.config.subscribe(() => this.reconcile()));
+    this.unsubscribers.push(engine.hub.on('run', (run) => this.runChanged(run)));
+    this.reconcile();
+    // Decisions whose edit did not reach Telegram before the last stop are shown now.
+    for (const token of this.unshown()) this.settle(token);
+  }
+
+  /** Aborts every poll in flight and waits for them and for the edits under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    const pollers = [...this.pollers.values()];
+    this.pollers.clear();
+    for (const poller of pollers) poller.controller.abort();
+    await Promise.all(pollers.map((poller) => poller.done));
+    await Promise.all([...this.settling.values()]);
+    await this.save();
+  }
+
+  /** Why this channel's buttons cannot be read now; undefined when they can (or it has none). */
+  status(channelId: string): string | undefined {
+    const channel = this.options.config.current.channels.find((candidate) => candidate.id === channelId);
+    return channel && takesApprovals(channel) ? this.errors.get(botKey(channel)) : undefined;
+  }
+
+  /**
+   * Sends what a Telegram approval channel sends differently, else resolves undefined (the usual
+   * send applies): a waiting run's notice with buttons; for a test, first the webhook check.
+   */
+  async intercept(channel: Channel, notice: Notice): Promise<SendResult | undefined> {
+    if (notice.event === 'test' && channel.kind === 'telegram' && channel.approvals) return this.checkWebhook(channel);
+    if (!takesApprovals(channel)) return undefined;
+    if (notice.event !== 'run.waiting' || !notice.runId || !this.engine || this.stopped) return undefined;
+    return this.sendPrompt(channel, notice, notice.runId);
+  }
+
+  // ─── Sending ───
+
+  private async sendPrompt(channel: Channel, notice: Notice, runId: string): Promise<SendResult | undefined> {
+    const run = await this.engine!.runs.getRun(runId);
+    const step = run?.steps.find((candidate) => candidate.status === 'waiting');
+    const definition = run?.pipeline?.steps.find((candidate) => candidate.id === step?.id);
+    if (!run || !step || definition?.kind !== 'approval') return undefined;
+    const token = randomBytes(12).toString('base64url');
+    const choices = definition.choices && definition.choices.options.length > 0 ? definition.choices : undefined;
+    const payload = telegramPayload(notice, channel.chatId ?? '');
+    const text = promptText(payload.text);
+    let sent: unknown;
+    try {
+      sent = await callBotApi(channel, 'sendMessage', { ...payload, text, reply_markup: promptKeyboard(token, choices) }, this.callOptions());
+    } catch (error) {
+      return failure(error);
+    }
+    const message = isRecord(sent) ? sent : {};
+    const chat = isRecord(message.chat) ? message.chat.id : undefined;
+    if (typeof message.message_id !== 'number' || (typeof chat !== 'number' && typeof chat !== 'string')) {
+      return { ok: false, error: 'Telegram accepted the approval notice but did not say which message it is: its buttons cannot be matched to presses', retryable: false };
+    }
+    this.state.prompts[token] = {
+      channelId: channel.id, runId: run.id, stepId: step.id, chatId: chat, messageId: message.message_id, text, sentAt: this.now(),
+      ...(choices ? { choices: { mode: choices.mode, options: [...choices.options] } } : {}),
+    };
+    this.prune();
+    await this.save();
+    // Decided while the notice was on its way: no change event will come for it.
+    this.settle(token);
+    return { ok: true };
+  }
+
+  /** getWebhookInfo: a bot with a webhook cannot be polled, so its buttons would do nothing. */
+  private async checkWebhook(channel: Channel): Promise<SendResult | undefined> {
+    try {
+      const info = await callBotApi(channel, 'getWebhookInfo', {}, this.callOptions());
+      const url = isRecord(info) && typeof info.url === 'string' ? info.url : '';
+      if (url) return { ok: false, error: webhookWords(hostOf(url)), retryable: false };
+      return undefined;
+    } catch (error) {
+      return failure(error);
+    }
+  }
+
+  // ─── Polling ───
+
+  /** One poll per bot of the enabled approval channels; polls of bots no longer used stop. */
+  private reconcile(): void {
+    if (this.stopped || !this.engine) return;
+    const wanted = new Set(this.options.config.current.channels.filter(takesApprovals).map(botKey));
+    for (const [key, poller] of this.pollers) {
+      if (wanted.has(key)) continue;
+      poller.controller.abort();
+      this.pollers.delete(key);
+      this.setError(key, undefined);
+    }
+    for (const key of wanted) {
+      if (this.pollers.has(key)) continue;
+      const controller = new AbortController();
+      const done = this.poll(key, controller.signal).catch((error) => console.error(`Telegram approvals: ${errorMessage(error)}`));
+      this.pollers.set(key, { controller, done });
+    }
+  }
+
+  /** The channels using the bot `key` now (approvers and chats are read fresh for every press). */
+  private channelsOf(key: string): Channel[] {
+    return this.options.config.current.channels.filter((channel) => takesApprovals(channel) && botKey(channel) === key);
+  }
+
+  private async poll(key: string, signal: AbortSignal): Promise<void> {
+    const pollSeconds = this.options.pollSeconds ?? defaultPollSeconds;
+    let failures = 0;
+    while (!signal.aborted) {
+      const channel = this.channelsOf(key)[0];
+      if (!channel) return;
+      const offset = this.state.offsets[key];
+      try {
+        const updates = await callBotApi<unknown>(channel, 'getUpdates', {
+          ...(offset !== undefined ? { offset } : {}), timeout: pollSeconds, allowed_updates: ['callback_query'],
+        }, this.callOptions({ signal, timeoutMs: (pollSeconds + 15) * 1000 }));
+        failures = 0;
+        this.setError(key, undefined);
+        for (const update of Array.isArray(updates) ? updates : []) {
+          if (signal.aborted) return;
+          await this.takeUpdate(key, update);
+        }
+        for (const token of this.unshown()) this.settle(token);
+      } catch (error) {
+        if (signal.aborted) return;
+        failures += 1;
+        const delay = this.pollFailed(key, channel, error, failures);
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  /** Records why the poll failed (status, and the inbox when it lasts) and says how long to wait. */
+  private pollFailed(key: string, channel: Channel, error: unknown, failures: number): number {
+    const telegram = error instanceof TelegramError ? error : undefined;
+    const backoff = this.options.backoffMs ?? defaultBackoffMs;
+    const lasting = telegram !== undefined && (telegram.code === 409 || telegram.code === 401 || telegram.code === 404);
+    let words = `Approval buttons of this channel cannot be read: ${errorMessage(error)}`;
+    if (telegram?.webhookActive) words = webhookWords();
+    else if (telegram?.code === 409) words = 'Approval buttons of this channel cannot be read: another program is reading this bot\'s updates (Telegram: "terminated by other getUpdates request"). Stop it, or give this channel a bot of its own.';
+    else if (telegram?.code === 401 || telegram?.code === 404) words = `Approval buttons of this channel cannot be read: Telegram refused the bot token (HTTP ${telegram.code}). Check the token @BotFather gave you.`;
+    const reported = this.errors.get(key);
+    this.setError(key, words);
+    if (words !== reported && (lasting || failures >= reportAfterFailures)) {
+      this.options.inbox.add({ kind: 'channel.error', title: `Telegram approvals: ${channel.name}`, body: words }).catch(() => undefined);
+    }
+    const wait = lasting ? backoff[backoff.length - 1]! : backoff[Math.min(failures - 1, backoff.length - 1)]!;
+    return Math.min(Math.max(wait, telegram?.retryAfterMs ?? 0), longestWaitMs);
+  }
+
+  private setError(key: string, words: string | undefined): void {
+    if (this.errors.get(key) === words) return;
+    if (words === undefined) this.errors.delete(key);
+    else this.errors.set(key, words);
+    this.options.statusChanged?.();
+  }
+
+  /**
+   * Takes one update: a press is decided and answered, anything else skipped; then the offset moves
+   * past it, durably, before the next getUpdates confirms it to Telegram. An update below the
+   * stored offset was taken before (Telegram handed it again): it is skipped unanswered.
+   */
+  private async takeUpdate(key: string, update: unknown): Promise<void> {
+    const id = isRecord(update) ? update.update_id : undefined;
+    if (typeof id !== 'number' || !Number.isSafeInteger(id)) return;
+    const offset = this.state.offsets[key];
+    if (offset !== undefined && id < offset) return;
+    try {
+      if (isRecord(update) && isRecord(update.callback_query)) await this.takePress(key, update.callback_query);
+    } catch (error) {
+      console.error(`Telegram approvals: a button press failed: ${errorMessage(error)}`);
+    } finally {
+      this.state.offsets[key] = id + 1;
+      await this.save();
+    }
+  }
+
+  /** One button press: checked (whose prompt, which message, who pressed), decided, answered. */
+  private async takePress(key: string, query: Record<string, unknown>): Promise<void> {
+    if (typeof query.id !== 'string') return;
+    const bot = this.channelsOf(key)[0]!;
+    const answer = (text: string, channel: Channel = bot) => this.answer(channel, query.id as string, text);
+    const parsed = parseCallbackData(query.data);
+    const prompt = parsed && Object.hasOwn(this.state.prompts, parsed.token) ? this.state.prompts[parsed.token] : undefined;
+    const channel = prompt && this.channelsOf(key).find((candidate) => candidate.id === prompt.channelId);
+    // A token Factory never sent, a prompt of another bot, or data pressed on another message: forged.
+    if (!parsed || !prompt || !channel || !onMessage(prompt, query.message)) return answer('Not allowed: this button is not one Factory sent on this message.');
+    const from = isRecord(query.from) ? (query.from as unknown as TelegramUser) : undefined;
+    if (!isApprover(channel.approvers, from)) return answer('Not allowed: only the approvers of this Factory channel can decide.', channel);
+    if (prompt.outcome) return answer(`Already decided: ${plain(prompt.outcome)}`, channel);
+    const { action } = parsed;
+    const mode = prompt.choices?.mode;
+    const known = (option: string) => prompt.choices !== undefined && Number(option) <= prompt.choices.options.length;
+    if ((action.kind === 'approve' && mode !== undefined) || ((action.kind === 'choose') && (mode !== 'single' || !known(action.option)))
+      || ((action.kind === 'toggle' || action.kind === 'done') && mode !== 'multiple') || (action.kind === 'toggle' && !known(action.option))) {
+      return answer('Not allowed: this button does not belong to this approval.', channel);
+    }
+    if (action.kind === 'toggle') return this.toggle(parsed.token, prompt, channel, action.option, answer);
+    if (action.kind === 'done' && !prompt.selected?.length) return answer('Choose at least one option first.', channel);
+    const approved = action.kind !== 'reject';
+    const selected = action.kind === 'choose' ? [action.option] : action.kind === 'done' ? prompt.selected : undefined;
+    try {
+      await this.engine!.runs.approveStep(prompt.runId, prompt.stepId, approved, undefined, selected, deciderOf(from!));
+      await answer(approved ? 'Approved' : 'Rejected', channel);
+    } catch (error) {
+      await answer(await this.refusal(prompt, error), channel);
+    }
+    this.settle(parsed.token);
+  }
+
+  /** Multiple mode: turns an option on or off, and redraws the buttons. */
+  private async toggle(token: string, prompt: TelegramPrompt, channel: Channel, option: string, answer: (text: string, channel: Channel) => Promise<void>): Promise<void> {
+    const selected = new Set(prompt.selected ?? []);
+    if (selected.has(option)) selected.delete(option);
+    else selected.add(option);
+    prompt.selected = [...selected].sort((a, b) => Number(a) - Number(b));
+    await this.save();
+    const labels = prompt.selected.map((id) => prompt.choices!.options[Number(id) - 1]);
+    await answer(labels.length ? `Selected: ${labels.join(', ')}`.slice(0, 200) : 'Nothing selected', channel);
+    await callBotApi(channel, 'editMessageReplyMarkup', {
+      chat_id: prompt.chatId, message_id: prompt.messageId, reply_markup: promptKeyboard(token, prompt.choices, prompt.selected),
+    }, this.callOptions()).catch((error) => console.error(`Telegram approvals: redrawing the buttons failed: ${errorMessage(error)}`));
+  }
+
+  /** Why a press was not taken, in words for the presser. */
+  private async refusal(prompt: TelegramPrompt, error: unknown): Promise<string> {
+    if (error instanceof ConflictError) {
+      const run = await this.engine!.runs.getRun(prompt.runId).catch(() => undefined);
+      const approval = run?.steps.find((step) => step.id === prompt.stepId)?.approval;
+      return approval ? `Already decided by ${whoDecided(approval.by)}` : 'Already decided: this step no longer waits for approval.';
+    }
+    if (error instanceof NotFoundError) return 'This run no longer exists.';
+    if (error instanceof ValidationError) return `Not taken: ${errorMessage(error)}`.slice(0, 200);
+    return 'Not taken: Factory could not record the decision. Try again, or decide in the app.';
+  }
+
+  /** answerCallbackQuery; a press answered too late (Telegram's 400) is no harm. */
+  private async answer(channel: Channel, queryId: string, text: string): Promise<void> {
+    await callBotApi(channel, 'answerCallbackQuery', { callback_query_id: queryId, text: text.slice(0, 200) }, this.callOptions())
+      .catch((error) => console.error(`Telegram approvals: answering a press failed: ${errorMessage(error)}`));
+  }
+
+  // ─── Showing decisions ───
+
+  /** A run changed: its prompts whose step no longer waits are settled. */
+  private runChanged(run: Run): void {
+    for (const token of this.unshown()) {
+      const prompt = this.state.prompts[token]!;
+      if (prompt.runId !== run.id) continue;
+      const step = run.steps.find((candidate) => candidate.id === prompt.stepId);
+      if (step?.status !== 'waiting') this.settle(token);
+    }
+  }
+
+  /** Queues the settling of one prompt behind the one under way (one edit of a message at a time). */
+  private settle(token: string): void {
+    const previous = this.settling.get(token) ?? Promise.resolve();
+    const next = previous.then(() => this.settleNow(token)).catch((error) => console.error(`Telegram approvals: ${errorMessage(error)}`));
+    this.settling.set(token, next);
+    void next.then(() => {
+      if (this.settling.get(token) === next) this.settling.delete(token);
+    });
+  }
+
+  /**
+   * When the prompt's step no longer waits: records the outcome (who decided, where, what) and
+   * edits the message to show it without buttons. An edit that fails is tried again after the
+   * next poll; "message is not modified" and a deleted message count as shown.
+   */
+  private async settleNow(token: string): Promise<void> {
+    const prompt = this.state.prompts[token];
+    if (!prompt || prompt.shown || !this.engine) return;
+    if (!prompt.outcome) {
+      const run = await this.engine.runs.getRun(prompt.runId);
+      const step = run?.steps.find((candidate) => candidate.id === prompt.stepId);
+      if (run && step?.status === 'waiting') return;
+      prompt.outcome = outcomeLine(run, step, prompt.choices);
+      await this.save();
+    }
+    const channel = this.options.config.current.channels.find((candidate) => candidate.id === prompt.channelId);
+    if (!channel || !channel.token) {
+      prompt.shown = true;
+      return this.save();
+    }
+    try {
+      await callBotApi(channel, 'editMessageText', {
+        chat_id: prompt.chatId, message_id: prompt.messageId, text: decidedText(prompt, prompt.outcome), reply_markup: { inline_keyboard: [] },
+      }, this.callOptions());
+      prompt.shown = true;
+    } catch (error) {
+      if (!(error instanceof TelegramError && /message is not modified|message to edit not found|message can't be edited/i.test(error.description))) {
+        console.error(`Telegram approvals: showing a decision failed: ${errorMessage(error)}`);
+        return;
+      }
+      prompt.shown = true;
+    }
+    await this.save();
+  }
+
+  private unshown(): string[] {
+    return Object.keys(this.state.prompts).filter((token) => !this.state.prompts[token]!.shown);
+  }
+
+  /** Keeps the latest `shownPromptLimit` shown prompts; prompts still waiting are always kept. */
+  private prune(): void {
+    const shown = Object.entries(this.state.prompts).filter(([, prompt]) => prompt.shown).sort(([, a], [, b]) => a.sentAt - b.sentAt);
+    for (const [token] of shown.slice(0, Math.max(0, shown.length - shownPromptLimit))) delete this.state.prompts[token];
+  }
+
+  private save(): Promise<void> {
+    return this.options.store.save(() => this.state).catch((error) => console.error(`Telegram approvals: saving telegram.json failed: ${errorMessage(error)}`));
+  }
+
+  private callOptions(extra: BotCallOptions = {}): BotCallOptions {
+    return { ...(this.options.fetch ? { fetch: this.options.fetch } : {}), now: this.now, ...extra };
+  }
+}
+
+/** True for an enabled Telegram channel whose approval notices carry buttons. */
+export function takesApprovals(channel: Channel): boolean {
+  return channel.kind === 'telegram' && channel.enabled && channel.approvals === true && typeof channel.token === 'string' && channel.token !== '';
+}
+
+/** One bot: its API base and token, hashed (the token is never stored twice). */
+function botKey(channel: Channel): string {
+  return createHash('sha256').update(`${botApiBase(channel)}\n${channel.token ?? ''}`).digest('hex').slice(0, 24);
+}
+
+/** True when the press came from the prompt's own message in the prompt's own chat. */
+function onMessage(prompt: TelegramPrompt, message: unknown): boolean {
+  if (!isRecord(message) || !isRecord(message.chat)) return false;
+  return message.message_id === prompt.messageId && String(message.chat.id) === String(prompt.chatId);
+}
+
+function webhookWords(host?: string): string {
+  return `This bot has a webhook set${host ? ` (to ${host})` : ''}, and Telegram hands a bot with a webhook no button presses: approval buttons would do nothing. Remove the webhook (the Bot API's deleteWebhook) or give this channel another bot.`;
+}
+
+function hostOf(url: string): string | undefined {
+  return URL.canParse(url) ? new URL(url).host : undefined;
+}
+
+function failure(error: unknown): SendResult {
+  const telegram = error instanceof TelegramError ? error : undefined;
+  const code = telegram?.code ?? 0;
+  const result: SendResult = { ok: false, error: errorMessage(error), retryable: code === 0 || code === 429 || code >= 500 };
+  if (telegram?.retryAfterMs !== undefined) result.retryAfterMs = telegram.retryAfterMs;
+  return result;
+}
+
+/** The outcome line without its leading mark, for a callback answer. */
+function plain(outcome: string): string {
+  return outcome.replace(/^[✅❌]\s*/u, '');
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimer(() => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+  });
+}
+
+/** telegram.json as read: unknown fields dropped, malformed prompts skipped. */
+function readState(raw: unknown): TelegramState {
+  const state: TelegramState = { offsets: {}, prompts: {} };
+  if (!isRecord(raw)) return state;
+  if (isRecord(raw.offsets)) {
+    for (const [key, value] of Object.entries(raw.offsets)) if (typeof value === 'number' && Number.isSafeInteger(value)) state.offsets[key] = value;
+  }
+  if (isRecord(raw.prompts)) {
+    for (const [token, value] of Object.entries(raw.prompts)) {
+      if (!isPromptToken(token) || !isRecord(value)) continue;
+      const prompt = value as unknown as TelegramPrompt;
+      if (typeof prompt.channelId !== 'string' || typeof prompt.runId !== 'string' || typeof prompt.stepId !== 'string' || typeof prompt.messageId !== 'number' || typeof prompt.text !== 'string') continue;
+      state.prompts[token] = prompt;
+    }
+  }
+  return state;
+}
