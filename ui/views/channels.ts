@@ -100,6 +100,9 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
   const token = h('input', { type: 'password', autocomplete: 'new-password', spellcheck: 'false' });
   const chatId = h('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', placeholder: '-1001234567890 or @channel' });
   const enabled = switchControl('Enabled', channel?.enabled ?? true);
+  const approvals = switchControl('Approve and reject with buttons on approval notices', channel?.approvals ?? false);
+  const approvers = h('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', placeholder: '123456789, @ada' });
+  approvers.value = (channel?.approvers ?? []).join(', ');
   const eventBoxes = events.map((entry) => {
     const input = h('input', { type: 'checkbox', value: entry.event });
     input.checked = channel ? channel.events.includes(entry.event) : entry.event !== 'run.succeeded';
@@ -124,6 +127,10 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
   const tokenHint = h('small', { class: 'meta' });
   tokenField.insertBefore(tokenHint, token.nextSibling);
   const chatField = fields.field('chatId', 'Chat id', chatId, 'The chat, group or @channel the bot writes to.');
+  const approversField = fields.field('approvers', 'Approvers', approvers, 'Telegram user ids or @usernames who may press Approve/Reject. Presses by anyone else are refused.');
+  const approvalsStatus = h('p', { class: 'field-error', role: 'status', hidden: !channel?.approvalsError }, channel?.approvalsError ?? '');
+  const approvalsGroup = fields.group('approvals', 'Approvals from Telegram', [approvals.element, approversField, approvalsStatus],
+    'Factory reads the presses itself (long polling): no public address is needed, but the bot must have no webhook.');
 
   /** Shows the fields the chosen kind needs, with its own words. */
   function showKind(): void {
@@ -131,6 +138,8 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
     urlField.hidden = current === 'desktop';
     tokenField.hidden = current !== 'ntfy' && current !== 'telegram';
     chatField.hidden = current !== 'telegram';
+    approvalsGroup.hidden = current !== 'telegram';
+    approversField.hidden = !approvals.input.checked;
     const urlWords: Record<string, [string, string, string]> = {
       slack: ['Webhook URL', 'https://hooks.slack.com/services/…', 'An incoming webhook of your Slack app.'],
       discord: ['Webhook URL', 'https://discord.com/api/webhooks/…', 'Channel settings → Integrations → Webhooks.'],
@@ -150,6 +159,7 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
     tokenHint.textContent = saved ? 'A token is saved; leave empty to keep it.' : current === 'telegram' ? 'The token @BotFather gave your bot.' : 'Only for a protected topic.';
   }
   kind.addEventListener('change', showKind);
+  approvals.input.addEventListener('change', showKind);
   showKind();
 
   function input(): ChannelInput {
@@ -164,7 +174,11 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
     if (channel) result.id = channel.id;
     if (current !== 'desktop' && url.value.trim()) result.url = url.value.trim();
     if ((current === 'ntfy' || current === 'telegram') && token.value.trim()) result.token = token.value.trim();
-    if (current === 'telegram') result.chatId = chatId.value.trim();
+    if (current === 'telegram') {
+      result.chatId = chatId.value.trim();
+      result.approvals = approvals.input.checked;
+      result.approvers = approvers.value.split(/[\s,]+/).filter(Boolean);
+    }
     return result;
   }
 
@@ -208,7 +222,7 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
   const form = h('form', { class: 'panel editor', novalidate: true, 'aria-label': title },
     h('h2', { class: 'editor-title' }, title),
     h('div', { class: 'form-grid' }, fields.field('kind', 'Kind', kind), fields.field('name', 'Name', name)),
-    urlField, tokenField, chatField,
+    urlField, tokenField, chatField, approvalsGroup,
     fields.group('events', 'Send when', eventBoxes.map((box) => box.element)),
     pipelines.length
       ? fields.field('pipelineIds', 'Only for these pipelines', pipelineSelect, 'Select none for all pipelines. Ctrl/⌘-click selects several.')
