@@ -123,10 +123,32 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
       }
     }
   }
+  if (trigger.kind === 'github' || trigger.kind === 'linear' || trigger.kind === 'jira') readApprovalCommands(input, trigger, issues);
+  const agent = readBoolean(input, 'agent', 'agent', issues, 'The agent switch');
+  if (agent && trigger.kind !== 'linear') issues.push({ field: 'agent', message: `Only a Linear trigger can start runs from agent sessions, not a ${trigger.kind} trigger` });
+  else if (agent) {
+    trigger.agent = true;
+    // Agent sessions start runs from the body alone (no issue to read back), so only signed ones count.
+    if (!trigger.webhookSecret) issues.push({ field: 'webhookSecret', message: "An agent trigger needs the webhook signing secret: copy it from your Linear application's webhook settings (Settings → API → your application) into Webhook secret" });
+  }
   const variables = validateVariables(input.variables, 'variables', issues);
   if (Object.keys(variables).length > 0) trigger.variables = variables;
   if (issues.length > 0) throw new ValidationError(issues, 'Trigger not saved:');
   return trigger;
+}
+
+/**
+ * Who may decide an approval from the issue's comments (`approvers`: logins, emails or ids, as the
+ * tracker names people) and what starts a command (`commandPrefix`: 1 to 3 characters, none of them
+ * white space; default "/"). See src/triggers/approval-commands.ts.
+ */
+function readApprovalCommands(input: Record<string, unknown>, trigger: Omit<TriggerConfig, 'id'>, issues: ValidationIssue[]): void {
+  const approvers = readStringList(input.approvers, 'approvers', 'approvers', issues);
+  if (approvers) trigger.approvers = approvers;
+  const prefix = input.commandPrefix;
+  if (prefix === undefined || prefix === null || prefix === '') return;
+  if (typeof prefix === 'string' && /^\S{1,3}$/u.test(prefix)) trigger.commandPrefix = prefix;
+  else issues.push({ field: 'commandPrefix', message: `The command prefix must be 1 to 3 characters without spaces, such as /, not ${quote(prefix)}` });
 }
 
 export const connectionKinds: readonly ConnectionKind[] = ['linear', 'jira', 'github'];

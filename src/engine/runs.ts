@@ -315,7 +315,9 @@ export class RunService {
       throw new ValidationError(`comment must be text of up to 10,000 characters, not ${quote(comment)}`);
     }
     if (stepRun.status !== 'waiting') {
-      throw new ConflictError(`Step \`${stepRun.id}\` of run \`${run.id}\` is not waiting for approval (it is ${stepRun.status})`);
+      // The loser of two answers is told who won (issue 26).
+      const decided = stepRun.approval?.by ? `: already decided by ${stepRun.approval.by.name} via ${stepRun.approval.by.via}` : '';
+      throw new ConflictError(`Step \`${stepRun.id}\` of run \`${run.id}\` is not waiting for approval (it is ${stepRun.status})${decided}`);
     }
     const step = run.pipeline!.steps.find((candidate) => candidate.id === stepRun.id);
     if (step?.kind !== 'approval') throw new ConflictError(`Step \`${stepRun.id}\` is not an approval step`);

@@ -36,6 +36,8 @@ export interface PollerOptions {
   random?: () => number;
   /** How soon a trigger polls that never did, or whose time passed (default 2 s). */
   firstPollDelayMs?: number;
+  /** After each poll that worked: reads the approval commands on the issues whose run waits (approval-commands.ts). */
+  afterPoll?: (trigger: TriggerConfig, signal: AbortSignal) => Promise<void>;
 }
 
 export class Poller {
@@ -154,6 +156,7 @@ export class Poller {
         entry.file.fullPollAt = startedAt;
       }
       entry.file.cursor = page.value ?? cursor;
+      await this.options.afterPoll?.(trigger, signal);
       this.failures.delete(trigger.id);
       delete state.lastError;
       delete state.rateLimitedUntil;

@@ -11,6 +11,7 @@ import type { LedgerEntry, Run, RunFollowUp, RunStatus, TriggerState } from '../
 import { errorMessage } from '../core/errors';
 import { isRecord } from '../core/validate';
 import type { DataStore } from '../store/data-store';
+import type { CommentInline } from './comment-text';
 
 export const ledgerLimit = 200;
 /**
@@ -28,6 +29,8 @@ export interface WriteBackRecord {
   shown?: RunStatus;
   /** The write-back mark (state or label) last set. */
   mark?: string;
+  /** Why the last approval command on the issue was not taken (approval-commands.ts), shown in the comment. */
+  notice?: CommentInline[];
 }
 
 /** triggers/<id>.json */
@@ -46,6 +49,10 @@ interface TriggerFile {
   /** When the last full poll began. */
   fullPollAt?: number;
   writeBacks: Record<string, WriteBackRecord>;
+  /** Approval command comments already decided (taken or refused), by the service's comment id, and when. */
+  commands: Record<string, number>;
+  /** Approval command comments being decided, by comment id: `<run id> <step id>` (approval-commands.ts). */
+  commandsUnderWay: Record<string, string>;
 }
 
 export interface TriggerEntry {
@@ -79,7 +86,7 @@ function keyed<T>(from: object = {}): Record<string, T> {
 }
 
 function emptyFile(triggerId: string): TriggerFile {
-  return { state: { triggerId, processedCount: 0, ledger: [] }, keptKeys: [], resetAt: 0, exits: keyed(), deliveries: keyed(), writeBacks: keyed() };
+  return { state: { triggerId, processedCount: 0, ledger: [] }, keptKeys: [], resetAt: 0, exits: keyed(), deliveries: keyed(), writeBacks: keyed(), commands: keyed(), commandsUnderWay: keyed() };
 }
 
 /** A trigger file read back tolerantly: what is unreadable starts empty. */
@@ -92,7 +99,7 @@ function readFile(triggerId: string, raw: unknown): TriggerFile {
   if (typeof raw.resetAt === 'number') file.resetAt = raw.resetAt;
   if (typeof raw.cursor === 'string') file.cursor = raw.cursor;
   if (typeof raw.fullPollAt === 'number') file.fullPollAt = raw.fullPollAt;
-  for (const name of ['exits', 'deliveries', 'writeBacks'] as const) if (isRecord(raw[name])) file[name] = keyed(raw[name] as object);
+  for (const name of ['exits', 'deliveries', 'writeBacks', 'commands', 'commandsUnderWay'] as const) if (isRecord(raw[name])) file[name] = keyed(raw[name] as object);
   return file;
 }
 
@@ -187,12 +194,21 @@ export class TriggerStates {
 
   /** Remembers a decided delivery id (the oldest are forgotten past `deliveryLimit`). */
   rememberDelivery(entry: TriggerEntry, deliveryId: string): void {
-    const deliveries = entry.file.deliveries;
-    deliveries[deliveryId] = this.now();
-    const ids = Object.keys(deliveries);
+    this.remember(entry.file.deliveries, deliveryId);
+  }
+
+  /** Remembers a decided approval command comment (the oldest are forgotten past `deliveryLimit`). */
+  rememberCommand(entry: TriggerEntry, commentId: string): void {
+    this.remember(entry.file.commands, commentId);
+  }
+
+  /** Notes `id` in `seen` with the time, keeping the latest `deliveryLimit`. */
+  private remember(seen: Record<string, number>, id: string): void {
+    seen[id] = this.now();
+    const ids = Object.keys(seen);
     if (ids.length <= deliveryLimit) return;
-    ids.sort((left, right) => deliveries[left]! - deliveries[right]!);
-    for (const id of ids.slice(0, ids.length - deliveryLimit)) delete deliveries[id];
+    ids.sort((left, right) => seen[left]! - seen[right]!);
+    for (const old of ids.slice(0, ids.length - deliveryLimit)) delete seen[old];
   }
 
   /** A processed key that left the filter: the next match starts a new run. */

@@ -12,6 +12,7 @@ import type { ConfigService } from '../engine/config';
 import type { RunService } from '../engine/runs';
 import type { DataStore } from '../store/data-store';
 import { Admission, ignoredAnswer, type DeliveryAnswer } from './admission';
+import { ApprovalCommands } from './approval-commands';
 import type { ConnectionService } from './connections';
 import { Poller } from './poller';
 import type { IncomingWebhook, TrackerProvider, WebhookProvider, WebhookVerdict } from './provider';
@@ -51,6 +52,7 @@ export class TriggerService {
   private readonly poller: Poller;
   private readonly writeBack: WriteBack;
   private readonly unsignedReads: UnsignedReads;
+  private readonly commands: ApprovalCommands;
   private readonly now: () => number;
 
   private constructor(private readonly options: TriggerServiceOptions) {
@@ -61,7 +63,9 @@ export class TriggerService {
     this.records = new TriggerStates(options.store, now);
     this.admission = new Admission(this.records, options.runs, now);
     this.unsignedReads = new UnsignedReads(now);
+    this.commands = new ApprovalCommands({ states: this.records, runs: options.runs, connection, notice: (run, notice) => this.writeBack.notice(run, notice), now });
     this.poller = new Poller({
+      afterPoll: (polled, signal) => this.commands.poll(polled, signal),
       states: this.records, admission: this.admission, providers, triggers: () => config.current.triggers, connection, failed: options.failed, now,
       ...(options.firstPollDelayMs !== undefined ? { firstPollDelayMs: options.firstPollDelayMs } : {}),
     });
@@ -220,6 +224,9 @@ export class TriggerService {
       return { status: 401, body: { error: 'invalid signature' } };
     }
     const verdict = provider.parseWebhook(webhook, trigger, this.options.connections.get(trigger.connectionId));
+    // A comment that is an approval command decides the waiting run instead (approval-commands.ts).
+    const command = verdict.kind === 'issue' || verdict.kind === 'ignored' ? this.commands.fromWebhook(trigger, webhook) : undefined;
+    if (command) return command;
     switch (verdict.kind) {
       case 'issue':
         return this.admitEvent(trigger, verdict);

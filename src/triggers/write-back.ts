@@ -10,9 +10,9 @@
 // first line (which names the run) among the comments of the account's own user, so a crash never
 // makes a second comment and never takes over someone else's.
 
-import type { Connection, Issue, Run, RunStatus, TriggerConfig, TriggerKind } from '../core/api';
+import type { ApprovalDecider, Connection, Issue, Run, RunStatus, TriggerConfig, TriggerKind } from '../core/api';
 import { errorMessage } from '../core/errors';
-import { formatDuration } from '../core/runs';
+import { formatDuration, selectedLabels } from '../core/runs';
 import { setTimer } from '../core/timers';
 import type { RunLifecycleEvent, RunService } from '../engine/runs';
 import type { CommentBlock, CommentDocument, CommentInline } from './comment-text';
@@ -103,7 +103,8 @@ export class WriteBack {
     if (!trigger?.writeBack || !run.issue || !this.options.providers[trigger.kind] || this.stopped) return;
     const marks = trigger.writeBack.states ?? trigger.writeBack.labels ?? {};
     const mark = starting ? marks.started : run.status === 'succeeded' ? marks.succeeded : run.status === 'failed' || run.status === 'rejected' ? marks.failed : undefined;
-    const comment = trigger.writeBack.comment ? runComment(run, this.options.runUrl(run.id), this.pullRequestsOf(run)) : undefined;
+    const notice = this.options.states.entry(trigger.id).file.writeBacks[run.id]?.notice;
+    const comment = trigger.writeBack.comment ? runComment(run, this.options.runUrl(run.id), this.pullRequestsOf(run), notice) : undefined;
     const desired: Desired = { status: run.status, ...(comment ? { comment } : {}), ...(mark ? { mark } : {}) };
     if (desired.comment === undefined && desired.mark === undefined) return;
     const job = this.jobs.get(run.id);
@@ -116,6 +117,19 @@ export class WriteBack {
     const created: Job = { triggerId: trigger.id, issue: run.issue, desired, version: 0 };
     this.jobs.set(run.id, created);
     created.done = this.work(run.id, created).finally(() => this.jobs.delete(run.id));
+  }
+
+  /**
+   * Shows `notice` (why an approval command was not taken) in the run's one comment, in place of
+   * the one before: the comment is edited, never answered, so commands cannot make a reply storm.
+   */
+  notice(run: Readonly<Run>, notice: CommentInline[]): void {
+    const trigger = run.triggerId ? this.options.trigger(run.triggerId) : undefined;
+    if (!trigger?.writeBack?.comment) return;
+    const records = this.options.states.entry(trigger.id).file.writeBacks;
+    records[run.id] = { ...records[run.id], notice };
+    this.options.states.changed(trigger.id);
+    this.want(run, false);
   }
 
   /**
@@ -223,7 +237,7 @@ export interface RunPullRequest {
  * end of the last step's output; a link to the run when known. Names, messages, errors and outputs
  * are outside text: each tracker's renderer (comment-text.ts) writes them so they stay inert.
  */
-export function runComment(run: Readonly<Run>, runUrl: string | undefined, pullRequests: readonly RunPullRequest[] = []): CommentDocument {
+export function runComment(run: Readonly<Run>, runUrl: string | undefined, pullRequests: readonly RunPullRequest[] = [], notice?: readonly CommentInline[]): CommentDocument {
   const words = (text: string): CommentInline => ({ kind: 'words', text });
   const outside = (text: string): CommentInline => ({ kind: 'outside', text });
   const status: CommentInline[] = [words(`Status: ${statusWords[run.status]}`)];
@@ -237,6 +251,9 @@ export function runComment(run: Readonly<Run>, runUrl: string | undefined, pullR
   } else if (run.finishedAt !== undefined && run.startedAt !== undefined) status.push(words(` in ${formatDuration(run.finishedAt - run.startedAt)}`));
   const blocks: CommentBlock[] = [{ kind: 'paragraph', parts: status }];
   if (run.status === 'failed' || run.status === 'rejected') blocks.push({ kind: 'paragraph', parts: [words('Error: '), outside(cut(run.error ?? 'unknown error', messageLimit))] });
+  const decision = latestDecision(run);
+  if (decision) blocks.push({ kind: 'paragraph', parts: decision });
+  if (notice?.length) blocks.push({ kind: 'paragraph', parts: [...notice] });
   for (const pull of pullRequests) {
     const named = `Pull request #${pull.number}`;
     blocks.push({ kind: 'paragraph', parts: pull.link ? [{ kind: 'link', text: named, url: pull.link }, words(` in ${pull.repository}`)] : [words(`${named} in ${pull.repository}`)] });
@@ -248,6 +265,26 @@ export function runComment(run: Readonly<Run>, runUrl: string | undefined, pullR
   }
   if (runUrl) blocks.push({ kind: 'paragraph', parts: [{ kind: 'link', text: 'Open the run in Factory', url: runUrl }] });
   return { runId: run.id, header: [words(' · pipeline '), outside(run.pipelineName)], blocks };
+}
+
+const decisionPlaces: Record<ApprovalDecider['via'], string> = { app: 'in Factory', github: 'on GitHub', linear: 'on Linear', jira: 'on Jira', telegram: 'on Telegram' };
+
+/**
+ * The run's latest recorded decision, "Approved by @alice on GitHub: Ship it": the person and the
+ * comment are outside text; a decision in the app reads "Approved in Factory".
+ */
+function latestDecision(run: Readonly<Run>): CommentInline[] | undefined {
+  const decided = run.steps.filter((step) => step.approval?.by).sort((left, right) => right.approval!.at - left.approval!.at)[0];
+  const approval = decided?.approval;
+  if (!approval?.by) return undefined;
+  const parts: CommentInline[] = [{ kind: 'words', text: approval.approved ? 'Approved' : 'Rejected' }];
+  if (approval.by.via !== 'app') parts.push({ kind: 'words', text: ' by ' }, { kind: 'outside', text: approval.by.name });
+  parts.push({ kind: 'words', text: ` ${decisionPlaces[approval.by.via] ?? ''}` });
+  const step = run.pipeline?.steps.find((candidate) => candidate.id === decided!.id);
+  const chosen = step?.kind === 'approval' ? selectedLabels(step, approval.selected) : [];
+  if (chosen.length) parts.push({ kind: 'words', text: ', choosing ' }, { kind: 'outside', text: chosen.join(', ') });
+  if (approval.comment) parts.push({ kind: 'words', text: ': ' }, { kind: 'outside', text: cut(approval.comment, messageLimit) });
+  return parts;
 }
 
 function cut(text: string, limit: number): string {

@@ -166,7 +166,8 @@ export class FakeGitHub {
   private readonly lastChange = new WeakMap<FakeGitHubIssue, { changes: Json; labelsAdded: string[]; labelsRemoved: string[]; assigneesAdded: string[]; assigneesRemoved: string[] }>();
   private readonly scripted: { when: (call: FakeGitHubCall) => boolean; answer: FakeGitHubAnswer }[] = [];
   private readonly holds: { when: (call: FakeGitHubCall) => boolean; release: Promise<void> }[] = [];
-  private clock = Date.parse('2026-11-01T09:00:00Z');
+  /** The fake's time, three minutes on per change; tests may set it (to now, for comments read against Factory's clock). */
+  clock = Date.parse('2026-11-01T09:00:00Z');
   private nextId = { repo: 700_000_000, issue: 2_400_000_000, pull: 1_900_000_000, comment: 3_100_000_000, label: 8_000_000_000, user: 90_000_000, review: 1_600_000_000, reviewComment: 1_700_000_000 };
 
   private constructor(

@@ -25,7 +25,9 @@ export interface FakeJiraIssue {
   labels: string[]; status: string; assignee: 'me' | null; priority: string; created: string; updated: string;
 }
 
-interface StoredComment { id: string; issueId: string; body: unknown; author: 'me' | 'other'; created: string; updated: string }
+/** Who wrote a comment: the token's user, the reporter (`other`), or someone who is neither (`stranger`). */
+type Person = 'me' | 'other' | 'stranger';
+interface StoredComment { id: string; issueId: string; body: unknown; author: Person; created: string; updated: string }
 
 /** `path` without the query; `status` answered (0 until decided). */
 export interface FakeJiraCall { method: string; path: string; query: Record<string, string>; headers: IncomingHttpHeaders; body: string; status: number }
@@ -68,6 +70,8 @@ export class FakeJira {
   readonly me = { accountId: `712020:${randomUUID()}`, displayName: 'Ada Lovelace', emailAddress: 'ada@example.com', name: 'ada', key: 'JIRAUSER10000' };
   /** Someone else, who comments through `addComment(…, {author: 'other'})`. */
   readonly other = { accountId: `712020:${randomUUID()}`, displayName: 'Grace Hopper', emailAddress: 'grace@example.com', name: 'grace', key: 'JIRAUSER10001' };
+  /** Neither reporter nor assignee of any issue. */
+  readonly stranger = { accountId: `712020:${randomUUID()}`, displayName: 'Sam Stranger', emailAddress: 'sam@example.com', name: 'sam', key: 'JIRAUSER10002' };
   readonly calls: FakeJiraCall[] = [];
   private readonly projects = new Map<string, { id: string; key: string; name: string }>();
   /** Every issue, oldest first (change them through `update`). */
@@ -156,7 +160,7 @@ export class FakeJira {
   }
 
   /** A comment made in Jira by a person (default: `other`); bumps `updated`. */
-  addComment(issue: FakeJiraIssue, text: string, options: { author?: 'me' | 'other' } = {}): { id: string; body: unknown; text: string } {
+  addComment(issue: FakeJiraIssue, text: string, options: { author?: Person } = {}): { id: string; body: unknown; text: string } {
     const comment = this.storeComment(issue, this.mode === 'cloud' ? adf(text) : text, options.author ?? 'other');
     return { id: comment.id, body: comment.body, text };
   }
@@ -426,7 +430,7 @@ export class FakeJira {
     return { body: this.mode === 'cloud' ? adf(given) : given };
   }
 
-  private storeComment(issue: FakeJiraIssue, body: unknown, author: 'me' | 'other'): StoredComment {
+  private storeComment(issue: FakeJiraIssue, body: unknown, author: Person): StoredComment {
     issue.updated = this.tick();
     const comment: StoredComment = { id: String(this.nextId.comment++), issueId: issue.id, body, author, created: issue.updated, updated: issue.updated };
     this.commentList.push(comment);
@@ -448,8 +452,8 @@ export class FakeJira {
 
   // ─── Representations ───
 
-  private userJson(who: 'me' | 'other', version: number): Json {
-    const user = who === 'me' ? this.me : this.other;
+  private userJson(who: Person, version: number): Json {
+    const user = who === 'me' ? this.me : who === 'other' ? this.other : this.stranger;
     const avatarUrls = Object.fromEntries(['48x48', '24x24', '16x16', '32x32'].map((size) => [size, `https://avatar.example.com/${user.name}?s=${size.split('x')[0]}`]));
     if (this.mode === 'datacenter') return { self: `${this.url}/rest/api/2/user?username=${user.name}`, key: user.key, name: user.name, emailAddress: user.emailAddress, avatarUrls, displayName: user.displayName, active: true, deleted: false, timeZone: 'Etc/UTC' };
     return { self: `${this.url}/rest/api/${version}/user?accountId=${encodeURIComponent(user.accountId)}`, accountId: user.accountId, accountType: 'atlassian', emailAddress: user.emailAddress, avatarUrls, displayName: user.displayName, active: true, timeZone: 'Etc/UTC' };

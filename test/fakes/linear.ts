@@ -17,7 +17,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 
 type Json = Record<string, any>;
 
-export interface FakeUser { id: string; name: string; email: string }
+/** A person of the workspace; `guest`: limited to some teams (User.guest), `active`: false when suspended. */
+export interface FakeUser { id: string; name: string; email: string; displayName?: string; guest?: boolean; active?: boolean }
 export interface FakeState { id: string; name: string; type: string; color: string }
 export interface FakeTeam { id: string; key: string; name: string; states: FakeState[] }
 export interface FakeLabel { id: string; name: string; color: string }
@@ -54,8 +55,9 @@ export const linearErrors = {
 export class FakeLinear {
   readonly apiKey = `lin_api_${'k'.repeat(8)}${randomUUID().replace(/-/g, '')}`;
   readonly oauthToken = `lin_oauth_${randomUUID().replace(/-/g, '')}`;
-  readonly viewer: FakeUser = { id: randomUUID(), name: 'Ada Lovelace', email: 'ada@example.com' };
-  readonly users: FakeUser[] = [this.viewer, { id: randomUUID(), name: 'Grace Hopper', email: 'grace@example.com' }];
+  readonly viewer: FakeUser = person('Ada Lovelace', 'ada@example.com');
+  /** The viewer, a member (Grace), a guest (Gil) and a member (Linus). */
+  readonly users: FakeUser[] = [this.viewer, person('Grace Hopper', 'grace@example.com'), person('Gil Guest', 'gil@example.com', { guest: true }), person('Linus Member', 'linus@example.com')];
   readonly teams: FakeTeam[] = [team('ENG', 'Engineering'), team('OPS', 'Operations')];
   readonly issues: FakeIssue[] = [];
   readonly comments: FakeComment[] = [];
@@ -64,7 +66,8 @@ export class FakeLinear {
   private readonly scripted: { when: (call: RecordedCall) => boolean; answer: FakeAnswer }[] = [];
   /** Holds answers of matching requests until released (the request is handled first). */
   private readonly holds: { when: (call: RecordedCall) => boolean; release: Promise<void> }[] = [];
-  private clock = Date.parse('2026-11-01T09:00:00.000Z');
+  /** The fake's time, five minutes on per change; tests may set it (to now, for comments read against Factory's clock). */
+  clock = Date.parse('2026-11-01T09:00:00.000Z');
 
   private constructor(private readonly server: Server, readonly url: string) {}
 
@@ -175,6 +178,20 @@ export class FakeLinear {
       url: issueUrl(issue), actor: { id: this.viewer.id, name: this.viewer.name, type: 'user' },
       ...(action === 'update' ? { updatedFrom: updatedFrom ?? { updatedAt: issue.updatedAt } } : {}),
       data: webhookIssue(issue),
+    };
+  }
+
+  /** Linear's webhook for a comment made (`Comment` create; CommentWebhookPayload: the issue and the user as children). */
+  commentWebhookPayload(comment: FakeComment, at = Date.now()): Json {
+    const issue = this.issues.find((candidate) => candidate.id === comment.issueId)!;
+    const user = { id: comment.user.id, name: comment.user.name, email: comment.user.email, avatarUrl: null, url: `https://linear.app/acme/profiles/${userView(comment.user).displayName}` };
+    return {
+      action: 'create', type: 'Comment', createdAt: new Date(at).toISOString(), organizationId: 'org-1', webhookId: 'webhook-1', webhookTimestamp: at,
+      url: `${issueUrl(issue)}#comment-${comment.id.slice(0, 8)}`, actor: { id: comment.user.id, name: comment.user.name, type: 'user' },
+      data: {
+        id: comment.id, body: comment.body, createdAt: comment.createdAt, updatedAt: comment.updatedAt, editedAt: null, reactionData: [],
+        issueId: issue.id, issue: { id: issue.id, identifier: issue.identifier, title: issue.title, url: issueUrl(issue), teamId: issue.team.id }, userId: comment.user.id, user,
+      },
     };
   }
 
@@ -333,6 +350,11 @@ export class FakeLinear {
   private resolve(field: string, variables: Json, args: string): unknown {
     const arg = (name: string) => argument(args, name, variables);
     switch (field) {
+      case 'user': {
+        const user = this.users.find((candidate) => candidate.id === arg('id'));
+        if (!user) throw new GraphQLError('Entity not found: User');
+        return userView(user);
+      }
       case 'viewer':
         return this.askingAs;
       case 'teams':
@@ -349,7 +371,7 @@ export class FakeLinear {
         if (!issue) throw new GraphQLError('Entity not found: Issue');
         return { ...apiIssue(issue), comments: (commentArgs: string) => {
           const filter = argument(commentArgs, 'filter', variables) ?? {};
-          return { nodes: this.commentsOn(issue).filter((comment) => matchesFilter(comment, filter, this.viewer)) };
+          return { nodes: this.commentsOn(issue).filter((comment) => matchesFilter(comment, filter, this.viewer)).map((comment) => ({ ...comment, user: userView(comment.user) })) };
         } };
       }
       case 'commentCreate': {
@@ -406,6 +428,15 @@ export class FakeLinear {
     this.clock += 300_000;
     return new Date(this.clock).toISOString();
   }
+}
+
+/** A user as the API shows it: every User field the fake knows, with defaults. */
+function userView(user: FakeUser): Required<FakeUser> {
+  return { displayName: user.name.split(' ')[0]!.toLowerCase(), guest: false, active: true, ...user };
+}
+
+function person(name: string, email: string, flags: { guest?: boolean } = {}): FakeUser {
+  return { id: randomUUID(), name, displayName: name.split(' ')[0]!.toLowerCase(), email, guest: flags.guest ?? false, active: true };
 }
 
 function team(key: string, name: string): FakeTeam {

@@ -39,7 +39,7 @@ const pollMarginMs = 120_000;
 /** How long a reviewer's permission is trusted before GitHub is asked again. */
 export const permissionCacheMs = 5 * 60_000;
 /** Roles (GitHub's legacy `permission`) that may start a follow-up run. */
-const writeRoles = ['admin', 'maintain', 'write'];
+export const writeRoles = ['admin', 'maintain', 'write'];
 
 /** One thing a reviewer did, from a webhook or a poll, before it is checked. */
 interface ReviewEvent {
@@ -162,7 +162,7 @@ const permissions = new Map<string, { at: number; permission: string }>();
  * The reviewer's permission on the repository (GitHub's legacy role: admin, write, read, none;
  * maintain counts as write), asked once per 5 minutes; 404 means no access.
  */
-async function permissionOf(connection: Connection, repository: string, login: string): Promise<string> {
+export async function permissionOf(connection: Connection, repository: string, login: string): Promise<string> {
   const key = [connection.id, apiRoot(connection), repository.toLowerCase(), login.toLowerCase()].join('\n');
   const now = Date.now();
   const cached = permissions.get(key);

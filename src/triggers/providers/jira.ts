@@ -29,11 +29,11 @@ const handledEvents = ['jira:issue_created', 'jira:issue_updated'];
 
 type Json = Record<string, unknown>;
 
-function isCloud(connection: Connection): boolean {
+export function isCloud(connection: Connection): boolean {
   return connection.account?.server === undefined ? Boolean(connection.email) : connection.account.server === 'Jira Cloud';
 }
 
-function api(connection: Connection): string {
+export function api(connection: Connection): string {
   return `${site(connection)}/rest/api/${isCloud(connection) ? 3 : 2}`;
 }
 
@@ -45,7 +45,7 @@ function site(connection: Connection): string {
  * One REST exchange; answers 2xx and 404 as they are, throws ProviderError in Jira's words for the
  * rest. The answer comes scrubbed of the credentials (httpRequest), so Jira's words never hold them.
  */
-async function rest(connection: Connection, method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<{ status: number; body: unknown }> {
+export async function rest(connection: Connection, method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<{ status: number; body: unknown }> {
   const authorization = connection.email ? `Basic ${Buffer.from(`${connection.email}:${connection.token}`).toString('base64')}` : `Bearer ${connection.token}`;
   const answer = await httpRequest({
     url, method, service: 'Jira', secrets: [connection.token],
@@ -195,7 +195,7 @@ function commentText(connection: Connection, body: unknown): string {
 }
 
 /** Who the token belongs to (GET /myself, once per token): Cloud's accountId, Data Center's name and key. */
-function ownUser(connection: Connection): Promise<{ accountId?: string; name?: string; key?: string }> {
+export function ownUser(connection: Connection): Promise<{ accountId?: string; name?: string; key?: string }> {
   return ownAccount(connection, async () => {
     const answer = await rest(connection, 'GET', `${api(connection)}/myself`);
     const me = isRecord(answer.body) ? answer.body : {};
