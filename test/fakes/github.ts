@@ -18,6 +18,7 @@
 //   - pull request reviews (PROVIDERS §6): GET …/pulls/{n}, …/pulls/{n}/reviews[/{id}[/comments]],
 //     …/pulls/{n}/comments and the repository's …/pulls/comments (since, sort, direction, Link, ETag),
 //     and …/collaborators/{user}/permission (404 for someone who is not a collaborator);
+//     the repository's issue comments GET …/issues/comments (since, sort, direction, Link, ETag);
 //   - pull requests (PROVIDERS §6): GET …/pulls (head=owner:branch, state, base), POST …/pulls with
 //     GitHub's 422 bodies ("A pull request already exists for owner:branch.", "No commits between
 //     main and feature", head or base `invalid`), PATCH …/pulls/{n} (title, body, state, base), and
@@ -565,6 +566,11 @@ export class FakeGitHub {
     if (first === 'collaborators' && second !== undefined && third === 'permission' && fourth === undefined && method === 'GET') return this.permissionRoute(repo, second);
     if (first !== 'issues' || more.length > 0) return error(404, 'Not Found');
     if (second === undefined) return method === 'GET' ? this.listIssues(repo.fullName, query, `${linkBase}/issues`) : error(404, 'Not Found');
+    if (second === 'comments' && third === undefined) {
+      if (method !== 'GET') return error(404, 'Not Found');
+      const comments = this.commentList.filter((comment) => comment.repo === repo!.fullName);
+      return this.listComments(comments, (comment) => this.commentJson(comment, this.issue(comment.repo, comment.issueNumber)!), query, `${linkBase}/issues/comments`, 'IssueComment');
+    }
     if (second === 'comments' && third !== undefined && /^\d+$/.test(third) && fourth === undefined) return this.commentRoute(method, repo.fullName, Number(third), body);
     if (!/^\d+$/.test(second)) return error(404, 'Not Found');
     const issue = this.issue(repo.fullName, Number(second));
@@ -653,18 +659,22 @@ export class FakeGitHub {
     return this.paginate(comments.map((comment) => this.reviewCommentJson(comment)), query, `${base}/reviews/${review.id}/comments`);
   }
 
-  /** Review comments with `since` (updated at or after), `sort` (created|updated; without it by id) and `direction` (default desc with a sort). */
   private listReviewComments(comments: FakeGitHubReviewComment[], query: URLSearchParams, linkPath: string): FakeGitHubAnswer {
+    return this.listComments(comments, (comment) => this.reviewCommentJson(comment), query, linkPath, 'PullRequestReviewComment');
+  }
+
+  /** Comments (review or issue comments) with `since` (updated at or after), `sort` (created|updated; without it by id) and `direction` (default desc with a sort). */
+  private listComments<C extends { id: number; created_at: string; updated_at: string }>(comments: C[], json: (comment: C) => Json, query: URLSearchParams, linkPath: string, resource: string): FakeGitHubAnswer {
     const sinceText = query.get('since');
     const since = sinceText === null ? undefined : Date.parse(sinceText);
-    if (since !== undefined && Number.isNaN(since)) return validationFailed('PullRequestReviewComment', 'since', 'invalid');
+    if (since !== undefined && Number.isNaN(since)) return validationFailed(resource, 'since', 'invalid');
     const sort = query.get('sort');
     const direction = sort === null ? 'asc' : query.get('direction') ?? 'desc';
-    const key = (comment: FakeGitHubReviewComment) => (sort === 'updated' ? Date.parse(comment.updated_at) : sort === 'created' ? Date.parse(comment.created_at) : 0);
+    const key = (comment: C) => (sort === 'updated' ? Date.parse(comment.updated_at) : sort === 'created' ? Date.parse(comment.created_at) : 0);
     const found = comments
       .filter((comment) => since === undefined || Date.parse(comment.updated_at) >= since)
       .sort((a, b) => (key(a) - key(b) || a.id - b.id) * (direction === 'asc' ? 1 : -1));
-    return this.paginate(found.map((comment) => this.reviewCommentJson(comment)), query, linkPath);
+    return this.paginate(found.map(json), query, linkPath);
   }
 
   private permissionRoute(repo: FakeGitHubRepo, login: string): FakeGitHubAnswer {

@@ -6,8 +6,8 @@
 // Events: `pull_request_review` submitted, `pull_request_review_comment` created, `issue_comment`
 // created on a pull request and starting with `/factory`, and `pull_request` closed (its state is
 // recorded on the runs, nothing starts). Polling is the safety net: the repository's review
-// comments since the last poll and each open Factory pull request's reviews, both with ETags, and
-// the pull requests' states. A review and the comments GitHub sends beside it share one key (the
+// comments and its `/factory` issue comments since the last poll and each open Factory pull
+// request's reviews, all with ETags, and the pull requests' states. A review and the comments GitHub sends beside it share one key (the
 // review's id), so they start one run (DECISIONS "Triggers").
 //
 // Counted: pull requests whose head branch is `factory/…` and that a run opened, updated or
@@ -61,11 +61,19 @@ interface ReviewEvent {
   raw: Json;
 }
 
-interface ReviewCursor {
-  /** The newest `updated_at` of the repository's review comments seen (GitHub's clock). */
+/** Where a poll is in one of the repository's comment listings. */
+interface ListingCursor {
+  /** The newest `updated_at` seen (GitHub's clock). */
   since?: string;
-  /** The ETag of the comments listed since `since`. */
+  /** The ETag of the listing asked since `since`. */
   etag?: string;
+  /** The newest `updated_at` when the first poll noted the listing: comments up to it are never answered, though the margin lists them again. */
+  from?: string;
+}
+
+interface ReviewCursor extends ListingCursor {
+  /** `since` and `etag`: the repository's review comments. This: its issue comments (`/factory`); absent until first noted. */
+  issueComments?: ListingCursor;
   /** Per open Factory pull request: the newest review id seen, the ETag of its reviews, and of the pull request itself. */
   pulls: Record<string, { lastReviewId: number; etag?: string; pullEtag?: string }>;
 }
@@ -84,9 +92,9 @@ function placeOf(comment: Json): string {
   return `${text(comment.path) ?? 'the pull request'}${typeof line === 'number' ? `:${line}` : ''}`;
 }
 
-/** The pull request's number from a review comment's `pull_request_url` (a poll's comments have no `pull_request`). */
+/** The pull request's number from a review comment's `pull_request_url` or an issue comment's `issue_url` (a poll's comments have no `pull_request`). */
 function numberFromUrl(url: string | undefined): number | undefined {
-  const number = /\/pulls\/(\d+)$/.exec(url ?? '')?.[1];
+  const number = /\/(?:pulls|issues)\/(\d+)$/.exec(url ?? '')?.[1];
   return number === undefined ? undefined : Number(number);
 }
 
@@ -229,6 +237,12 @@ async function decide(runs: PullRequestRuns, trigger: TriggerConfig, connection:
   return { key: followUpKey(followUp), issue, followUp };
 }
 
+/** What a comment beginning with `/factory` asks (the text after it); undefined for any other comment. */
+function commandOf(comment: Json): string | undefined {
+  const body = (text(comment.body) ?? '').trimStart();
+  return body.startsWith(followUpCommand) ? body.slice(followUpCommand.length).trim() : undefined;
+}
+
 /** The event a webhook body describes, or the verdict when it is not one that counts. */
 function parseEvent(name: string, payload: Json): ReviewEvent | WebhookVerdict {
   const action = text(payload.action) ?? '';
@@ -253,9 +267,9 @@ function parseEvent(name: string, payload: Json): ReviewEvent | WebhookVerdict {
     const { issue, comment } = payload;
     if (!isRecord(issue) || !isRecord(comment) || typeof issue.number !== 'number' || typeof comment.id !== 'number') return invalid('issue.number and comment.id');
     if (!isRecord(issue.pull_request)) return { kind: 'ignored', reason: 'ignored: a comment on an issue, not on a pull request' };
-    const body = (text(comment.body) ?? '').trimStart();
-    if (!body.startsWith(followUpCommand)) return { kind: 'ignored', reason: `ignored: a comment that does not begin with ${followUpCommand}` };
-    return { number: issue.number, commentId: comment.id, author: userOf(comment.user), body: body.slice(followUpCommand.length).trim(), raw: payload };
+    const asked = commandOf(comment);
+    if (asked === undefined) return { kind: 'ignored', reason: `ignored: a comment that does not begin with ${followUpCommand}` };
+    return { number: issue.number, commentId: comment.id, author: userOf(comment.user), body: asked, raw: payload };
   }
   return { kind: 'ignored', reason: `ignored: ${name} event` };
 }
@@ -280,8 +294,15 @@ function readCursor(cursor: string | undefined): ReviewCursor | undefined {
       pulls[number] = { lastReviewId: entry.lastReviewId, ...(text(entry.etag) ? { etag: text(entry.etag)! } : {}), ...(text(entry.pullEtag) ? { pullEtag: text(entry.pullEtag)! } : {}) };
     }
   }
-  const since = text(stored.since) && Number.isFinite(Date.parse(text(stored.since)!)) ? text(stored.since) : undefined;
-  return { pulls, ...(since ? { since } : {}), ...(since && text(stored.etag) ? { etag: text(stored.etag)! } : {}) };
+  const issueComments = isRecord(stored.issueComments) ? readListingCursor(stored.issueComments) : undefined;
+  return { pulls, ...readListingCursor(stored), ...(issueComments ? { issueComments } : {}) };
+}
+
+function readListingCursor(stored: Json): ListingCursor {
+  const time = (value: unknown) => (text(value) && Number.isFinite(Date.parse(text(value)!)) ? text(value) : undefined);
+  const since = time(stored.since);
+  const from = time(stored.from);
+  return { ...(since ? { since } : {}), ...(since && text(stored.etag) ? { etag: text(stored.etag)! } : {}), ...(from ? { from } : {}) };
 }
 
 /**
@@ -323,39 +344,69 @@ async function pollReviews(runs: PullRequestRuns, repository: string, connection
   return events;
 }
 
-/** The repository's review comments changed since the cursor, on open Factory pull requests. */
-async function pollComments(runs: PullRequestRuns, repository: string, connection: Connection, previous: ReviewCursor | undefined, next: ReviewCursor, signal?: AbortSignal): Promise<ReviewEvent[]> {
-  const listing = `/repos/${repository}/pulls/comments`;
+/**
+ * The comments of a repository listing (`/repos/{o}/{r}/pulls/comments` or `…/issues/comments`)
+ * changed since `previous` (less a margin), asked with the ETag of the same request. Without
+ * `previous` (the listing's first poll) it only notes where the comments are now.
+ */
+async function commentsChangedSince(connection: Connection, listing: string, previous: ListingCursor | undefined, signal?: AbortSignal): Promise<{ comments: Json[]; next: ListingCursor }> {
   if (!previous) {
-    // The first poll only notes where the comments are now.
     const newest = await rest(connection, 'GET', `${listing}?sort=updated&direction=desc&per_page=1`, signal ? { signal } : {});
     const latest = Array.isArray(newest.body) && isRecord(newest.body[0]) ? text(newest.body[0].updated_at) : undefined;
-    if (latest) next.since = latest;
-    return [];
+    return { comments: [], next: latest ? { since: latest, from: latest } : {} };
   }
   const since = previous.since ? `&since=${new Date(Date.parse(previous.since) - pollMarginMs).toISOString()}` : '';
   const url = `${listing}?sort=updated&direction=asc&per_page=${pageSize}${since}`;
   const first = await rest(connection, 'GET', url, { ...(previous.etag ? { etag: previous.etag } : {}), ...(signal ? { signal } : {}) });
-  if (first.status === 304) return [];
+  if (first.status === 304) return { comments: [], next: previous };
   if (!Array.isArray(first.body)) throw new ProviderError(`GitHub answered ${listing} without a list`);
   const comments = first.body.filter(isRecord);
   const more = nextPage(first.headers, connection);
   if (more) comments.push(...(await readAll(connection, more, signal)));
-  const open = openFactoryPulls(runs, repository);
-  const events: ReviewEvent[] = [];
   let newest = previous.since;
   for (const comment of comments) {
     const updated = text(comment.updated_at);
     if (updated && (!newest || updated > newest)) newest = updated;
+  }
+  // The ETag stays good only while the request stays the same (the same `since`).
+  const etag = newest === previous.since ? first.headers.get('etag') : null;
+  const from = previous.from;
+  const fresh = from ? comments.filter((comment) => Date.parse(text(comment.updated_at) ?? '') > Date.parse(from)) : comments;
+  return { comments: fresh, next: { ...(newest ? { since: newest } : {}), ...(etag ? { etag } : {}), ...(from ? { from } : {}) } };
+}
+
+/** The repository's review comments changed since the cursor, on open Factory pull requests. */
+async function pollComments(runs: PullRequestRuns, repository: string, connection: Connection, previous: ReviewCursor | undefined, next: ReviewCursor, signal?: AbortSignal): Promise<ReviewEvent[]> {
+  const { comments, next: listed } = await commentsChangedSince(connection, `/repos/${repository}/pulls/comments`, previous && { ...(previous.since ? { since: previous.since } : {}), ...(previous.etag ? { etag: previous.etag } : {}), ...(previous.from ? { from: previous.from } : {}) }, signal);
+  Object.assign(next, listed);
+  const open = openFactoryPulls(runs, repository);
+  const events: ReviewEvent[] = [];
+  for (const comment of comments) {
     const number = numberFromUrl(text(comment.pull_request_url));
     if (number === undefined || !open.has(number) || typeof comment.id !== 'number') continue;
     const reviewId = comment.pull_request_review_id;
     const own = typeof reviewId === 'number' ? { reviewId } : { commentId: comment.id, place: placeOf(comment) };
     events.push({ number, ...own, author: userOf(comment.user), body: text(comment.body) ?? '', raw: comment });
   }
-  if (newest) next.since = newest;
-  // The ETag stays good only while the request stays the same (the same `since`).
-  if (newest === previous.since && first.headers.get('etag')) next.etag = first.headers.get('etag')!;
+  return events;
+}
+
+/**
+ * The repository's issue comments changed since the cursor that begin with `/factory`, on open
+ * Factory pull requests (a pull request's conversation is its issue's). Webhooks and polls key
+ * such a comment by its id, so the two paths start one run.
+ */
+async function pollCommands(runs: PullRequestRuns, repository: string, connection: Connection, previous: ReviewCursor | undefined, next: ReviewCursor, signal?: AbortSignal): Promise<ReviewEvent[]> {
+  const { comments, next: listed } = await commentsChangedSince(connection, `/repos/${repository}/issues/comments`, previous?.issueComments, signal);
+  next.issueComments = listed;
+  const open = openFactoryPulls(runs, repository);
+  const events: ReviewEvent[] = [];
+  for (const comment of comments) {
+    const number = numberFromUrl(text(comment.issue_url));
+    const asked = commandOf(comment);
+    if (number === undefined || !open.has(number) || typeof comment.id !== 'number' || asked === undefined) continue;
+    events.push({ number, commentId: comment.id, author: userOf(comment.user), body: asked, raw: comment });
+  }
   return events;
 }
 
@@ -369,8 +420,12 @@ export function githubReviewProvider(runs: PullRequestRuns): TrackerProvider {
     async *poll(trigger, connection, cursor, signal) {
       const repository = repoOf(trigger);
       const previous = readCursor(cursor);
-      const next: ReviewCursor = { pulls: {}, ...(previous?.since ? { since: previous.since } : {}) };
-      const events = [...(await pollReviews(runs, repository, connection, previous, next, signal)), ...(await pollComments(runs, repository, connection, previous, next, signal))];
+      const next: ReviewCursor = { pulls: {} };
+      const events = [
+        ...(await pollReviews(runs, repository, connection, previous, next, signal)),
+        ...(await pollComments(runs, repository, connection, previous, next, signal)),
+        ...(await pollCommands(runs, repository, connection, previous, next, signal)),
+      ];
       // A review and its comments are one follow-up: decided once, by the review when it was seen.
       const byKey = new Map<string, ReviewEvent>();
       for (const event of events) {
