@@ -328,10 +328,11 @@ export class TelegramApprovals {
     return 'Not taken: Factory could not record the decision. Try again, or decide in the app.';
   }
 
-  /** answerCallbackQuery; a press answered too late (Telegram's 400) is no harm. */
+  /** answerCallbackQuery; a press answered too late (Telegram's 400 "query is too old") is no harm. */
   private async answer(channel: Channel, queryId: string, text: string): Promise<void> {
-    await callBotApi(channel, 'answerCallbackQuery', { callback_query_id: queryId, text: text.slice(0, 200) }, this.callOptions())
-      .catch((error) => console.error(`Telegram approvals: answering a press failed: ${errorMessage(error)}`));
+    await callBotApi(channel, 'answerCallbackQuery', { callback_query_id: queryId, text: text.slice(0, 200) }, this.callOptions()).catch((error) => {
+      if (!(error instanceof TelegramError && /query is too old|query ID is invalid/i.test(error.description))) console.error(`Telegram approvals: answering a press failed: ${errorMessage(error)}`);
+    });
   }
 
   // ─── Showing decisions ───

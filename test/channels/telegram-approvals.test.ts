@@ -187,7 +187,6 @@ telegram('stop aborts the long poll', async ({ factory, fake }) => {
   assert.ok((poll.body.timeout as number) >= 30 && (poll.body.timeout as number) <= 50);
   await factory.close();
   await waitFor(() => !fake.polling, 5000, 'the poll to be aborted');
-  factory.close = async () => {};
 });
 
 telegram('saving approvals needs approvers: user ids or @usernames', async ({ factory, fake }) => {
