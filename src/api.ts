@@ -7,12 +7,14 @@ import type {
 } from './core/api';
 import { methods, type MethodName } from './core/api';
 import { FactoryError, UnavailableError, ValidationError, errorMessage, quote } from './core/errors';
+import { allRunners } from './core/runners';
 import type { ChannelService } from './channels/channels';
 import type { Inbox } from './channels/inbox';
 import type { ConfigService } from './engine/config';
 import type { EventHub } from './engine/events';
 import type { EventPacer } from './engine/pacer';
 import type { RunService } from './engine/runs';
+import { testRunner } from './engine/runners';
 import type { Generator } from './harness/generate';
 import type { HarnessService } from './harness/harnesses';
 import type { ConnectionService } from './triggers/connections';
@@ -80,6 +82,7 @@ export function createApi(services: Services): FactoryApi & Doors {
       triggerStates: triggers.states(),
       harnesses: harnesses.list(current),
       harnessStatus: harnesses.status(),
+      runners: allRunners(current.runners),
       channels: channels.views(),
       runs: runs.latestRuns(),
       inbox: inbox.latest(100),
@@ -181,6 +184,11 @@ export function createApi(services: Services): FactoryApi & Doors {
     refreshModels: (id) => harnesses.refreshModels(id),
     generateText: (request) => generator.generateText(request),
     cancelGenerate: async (requestId) => generator.cancelGenerate(requestId),
+
+    // Runners
+    saveRunner: (runner) => config.saveRunner(runner),
+    deleteRunner: (id) => config.deleteRunner(id),
+    testRunner: (runner) => testRunner(runner, { harnesses: harnesses.list().filter((harness) => harness.enabled), otherNames: config.current.runners.filter((other) => other.id !== runner?.id).map((other) => other.name) }),
 
     // Channels and inbox
     saveChannel: (channel) => channels.saveChannel(channel),

@@ -132,6 +132,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
         resolveCommand: (definition) => harnesses.resolveCommand(definition),
         defaultHarnessId: () => config.settings.defaultHarnessId,
         stalled: (runId, stepId, message) => notices.stepStalled(runId, stepId, message),
+        ...(options.now ? { now: options.now } : {}),
       }),
     },
     worktreesDir: join(options.dataDir, 'worktrees'),

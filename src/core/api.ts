@@ -253,6 +253,8 @@ export interface StepRun {
   liveness?: StepLiveness;
   /** When a step that hit the model's usage limit starts again. */
   resumeAt?: number;
+  /** Since when `liveness` holds: the last output (quiet, stalled), the first wait (rateLimited). */
+  livenessSince?: number;
 }
 
 export interface Run {
@@ -278,6 +280,8 @@ export interface Run {
   branch?: string;
   /** The pull request this run continues (a github-review follow-up). */
   followUp?: RunFollowUp;
+  /** Every step's usage added up (only figures some step reported), kept current while steps run. */
+  usage?: StepUsage;
 }
 
 /** A branch a run's worktree was on (`factory/<run-id>`), kept because it holds work. */

@@ -1,9 +1,9 @@
 // Identifiers: a prefix naming the resource and a random part of 64 bits (16 hex digits).
 // Run ids start with the creation time, so they sort by when the run was made.
 
-export type IdPrefix = 'pl' | 'run' | 'trg' | 'prj' | 'con' | 'ch' | 'inb' | 'hrn';
+export type IdPrefix = 'pl' | 'run' | 'trg' | 'prj' | 'con' | 'ch' | 'inb' | 'hrn' | 'rnr';
 
-const idPattern = /^(pl|run|trg|prj|con|ch|inb|hrn)_[0-9a-z]{16,32}$/;
+const idPattern = /^(pl|run|trg|prj|con|ch|inb|hrn|rnr)_[0-9a-z]{16,32}$/;
 
 // Random bytes for ids come from a pool refilled 4 KiB at a time: one call to the system's random
 // source per 512 ids instead of one per id (it was 6% of a webhook delivery's CPU). Ids are not

@@ -108,7 +108,7 @@ function readHarnessId(record: Record<string, unknown>, field: string, harnessId
 /** The fields of a pipeline and of a step, as a person names them. */
 const fieldWords: Record<string, string> = {
   projectId: 'project', harnessId: 'harness', maxParallelRuns: 'maximum of parallel runs', steps: 'list of steps', env: 'environment variables',
-  systemPrompt: 'system prompt', stallSec: 'stall warning', 'choices.mode': 'choice mode', 'choices.options': 'options', timeoutSec: 'timeout',
+  systemPrompt: 'system prompt', stallSec: 'stall warning', onStall: 'stall action', 'choices.mode': 'choice mode', 'choices.options': 'options', timeoutSec: 'timeout',
   continueOnError: 'switch “Continue the run when this step fails”', connectionId: 'account', base: 'base branch',
 };
 
@@ -261,6 +261,9 @@ function readStep(raw: unknown, index: number, reading: StepReading, issues: Iss
     if (harnessId !== undefined) step.harnessId = harnessId;
     if (model !== undefined) step.model = model;
     if (stallSec !== undefined) step.stallSec = stallSec;
+    const onStall = own(raw, 'onStall');
+    if (onStall === 'notify' || onStall === 'cancel' || onStall === 'retry') step.onStall = onStall;
+    else if (onStall !== undefined && onStall !== null) issues.push({ field: `${path}.onStall`, message: `must be notify, cancel or retry, not ${shown(onStall)}` });
   } else if (kind === 'approval') {
     const message = readText(raw, 'message', `${path}.message`, { max: maxTextLength, trim: false, required: 'is empty: tell the person what to decide' }, issues);
     templated(message, `${path}.message`);

@@ -174,7 +174,7 @@ export function slimRun(run: Run): Run {
 }
 
 function slimStep(step: StepRun): StepRun {
-  const { output: _output, prompt: _prompt, systemPrompt: _systemPrompt, processGroup: _processGroup, ...rest } = step as StoredStepRun;
+  const { output: _output, prompt: _prompt, systemPrompt: _systemPrompt, processGroup: _processGroup, rateLimit: _rateLimit, ...rest } = step as StoredStepRun;
   return rest;
 }
 
@@ -184,12 +184,17 @@ function slimStep(step: StepRun): StepRun {
  */
 export interface StoredStepRun extends StepRun {
   processGroup?: number;
+  /** The model's usage-limit waits in a row (engine/rate-limit-waits.ts). */
+  rateLimit?: { since: number; waits: number; continuing?: boolean };
 }
 
 /** A copy of a run for a caller, without what only the engine keeps (runs are JSON; this is faster than structuredClone). */
 export function copyRun(run: Run): Run {
   const copy = JSON.parse(JSON.stringify(run)) as Run;
-  for (const step of copy.steps as StoredStepRun[]) delete step.processGroup;
+  for (const step of copy.steps as StoredStepRun[]) {
+    delete step.processGroup;
+    delete step.rateLimit;
+  }
   return copy;
 }
 

@@ -3,6 +3,7 @@
 import type { ProjectInput, Settings, SettingsInput } from './api';
 import { ValidationError, quote, type ValidationIssue } from './errors';
 import { isId } from './ids';
+import { readRunnerId } from './runners';
 import { isRecord, nulCharacterMessage, readBoolean, readInteger, readText } from './validate';
 
 export const defaultSettings: Settings = {
@@ -90,6 +91,8 @@ export function validateProject(input: unknown): ProjectInput {
   else if (typeof input.path === 'string' && !input.path.trim()) issues.push({ field: 'path', message: 'The folder is empty: choose the folder of the project' });
   else issues.push({ field: 'path', message: `The folder must be an absolute path such as /home/me/app, not ${quote(input.path)}` });
   project.worktrees = readBoolean(input, 'worktrees', 'worktrees', issues, 'The worktree switch') ?? false;
+  const runnerId = readRunnerId(input, 'runnerId', issues);
+  if (runnerId !== undefined) project.runnerId = runnerId;
   if (input.setupCommand !== undefined && input.setupCommand !== null) {
     if (typeof input.setupCommand === 'string' && input.setupCommand.includes('\0')) {
       issues.push({ field: 'setupCommand', message: `The setup command ${nulCharacterMessage}` });

@@ -3,13 +3,14 @@
 // memory, so a failed change leaves nothing half-written.
 
 import { stat } from 'node:fs/promises';
-import type { Pipeline, PipelineCheck, PipelineTemplateId, Project, SavedPipeline, Settings } from '../core/api';
+import type { Pipeline, PipelineCheck, PipelineTemplateId, Project, Runner, SavedPipeline, Settings } from '../core/api';
 import { pipelineTemplateIds } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, quote } from '../core/errors';
 import { newId } from '../core/ids';
 import { checkPipeline, pipelineWarnings, validatePipeline } from '../core/pipeline';
 import { duplicatePipeline, exportPipeline, parsePipelineExport } from '../core/pipeline-export';
 import { pipelineFromTemplate } from '../core/pipeline-templates';
+import { localRunner, validateRunner } from '../core/runners';
 import { defaultSettings, mergeSettings, validateProject } from '../core/settings';
 import type { ConfigFile, DataStore } from '../store/data-store';
 
@@ -58,6 +59,7 @@ export class ConfigService {
         harnessOverrides: {},
         customHarnesses: [],
         channels: [],
+        runners: [],
       };
       await store.writeConfig(config);
     } else {
@@ -133,6 +135,9 @@ export class ConfigService {
     const info = await stat(clean.path).catch(() => undefined);
     if (!info?.isDirectory()) throw new ValidationError([{ field: 'path', message: `The folder ${quote(clean.path)} does not exist: choose an existing folder` }], 'Project not saved:');
     return this.update((config) => {
+      if (clean.runnerId && clean.runnerId !== localRunner.id && !config.runners.some((runner) => runner.id === clean.runnerId)) {
+        throw new ValidationError([{ field: 'runnerId', message: `The runner ${quote(clean.runnerId)} does not exist: choose one from Settings → Runners` }], 'Project not saved:');
+      }
       if (clean.id) {
         const index = config.projects.findIndex((project) => project.id === clean.id);
         if (index < 0) throw new NotFoundError(`No project with id ${quote(clean.id)}`);
@@ -230,6 +235,44 @@ export class ConfigService {
         throw new ConflictError(`Pipeline ${quote(pipeline.name)} is used by the trigger${users.length === 1 ? '' : 's'} ${users.map((trigger) => quote(trigger.name)).join(', ')}: delete the trigger or point it at another pipeline first`);
       }
       return { config: { ...config, pipelines: config.pipelines.filter((candidate) => candidate.id !== pipeline.id) }, result: undefined };
+    });
+  }
+
+  // ─── Runners ───
+
+  /**
+   * Validates and stores a runner (core/runners.ts validateRunner): without an id it is new and gets
+   * an `rnr_` one; another id must name a stored runner. `local` is built in and refused.
+   */
+  saveRunner(input: unknown): Promise<Runner> {
+    return this.update((config) => {
+      const id = (input as { id?: unknown } | null)?.id;
+      const otherNames = [localRunner, ...config.runners].filter((runner) => runner.id !== id).map((runner) => runner.name);
+      const clean = validateRunner(input, { otherNames });
+      if (clean.id) {
+        const index = config.runners.findIndex((runner) => runner.id === clean.id);
+        if (index < 0) throw new NotFoundError(`No runner with id ${quote(clean.id)}`);
+        const runner: Runner = { ...clean, id: clean.id };
+        return { config: { ...config, runners: config.runners.with(index, runner) }, result: runner };
+      }
+      const runner: Runner = { ...clean, id: newId('rnr') };
+      return { config: { ...config, runners: [...config.runners, runner] }, result: runner };
+    });
+  }
+
+  /** Deletes a runner; refused for `local`, and while a project, pipeline or trigger names it. */
+  deleteRunner(id: unknown): Promise<void> {
+    return this.update((config) => {
+      if (id === localRunner.id) throw new ConflictError('The runner `local` (this computer) is built in: it cannot be deleted');
+      const runner = config.runners.find((candidate) => candidate.id === id);
+      if (!runner) throw new NotFoundError(`No runner with id ${quote(id)}`);
+      const users = [
+        ...config.projects.filter((project) => project.runnerId === runner.id).map((project) => `the project ${quote(project.name)}`),
+        ...config.pipelines.filter((pipeline) => pipeline.runnerId === runner.id).map((pipeline) => `the pipeline ${quote(pipeline.name)}`),
+        ...config.triggers.filter((trigger) => trigger.runnerId === runner.id).map((trigger) => `the trigger ${quote(trigger.name)}`),
+      ];
+      if (users.length > 0) throw new ConflictError(`Runner ${quote(runner.name)} is used by ${users.join(', ')}: choose another runner there first`);
+      return { config: { ...config, runners: config.runners.filter((candidate) => candidate.id !== runner.id) }, result: undefined };
     });
   }
 

@@ -27,6 +27,10 @@ import type { EarlierAgentWork, StepOutcome, StepRunners } from './steps';
 import { agentWorkOf, earlierRunsOnBranch } from './follow-up-session';
 import { deleteRunBranch, listRunBranches, retireWorkspace } from './kept-work';
 import { prepareWorkspace, worktreeBranch, worktreePath, type CommandRunner } from './workspace';
+import type { AgentStep, StepUsage } from '../core/api';
+import {
+  RateLimitTimers, addUsage, clearLiveness, clockWords, decideRateLimitWait, isRateLimitWait, markRateLimitWait, rateLimitHistory, releaseRateLimitWait, takeContinuation, totalUsage,
+} from './rate-limit-waits';
 
 export const defaultStepTimeoutSec = 3600;
 
@@ -69,6 +73,8 @@ function deepFreeze<T>(value: T): T {
 export type RunLifecycleEvent =
   | { type: 'started'; run: Readonly<Run>; resumed: boolean }
   | { type: 'step-waiting'; run: Readonly<Run>; step: Readonly<StepRun> }
+  /** An agent step began or stopped being stalled, or waits out the model's usage limit (write-back shows it). */
+  | { type: 'step-liveness'; run: Readonly<Run>; step: Readonly<StepRun> }
   | { type: 'finished'; run: Readonly<Run> };
 
 /**
@@ -136,9 +142,12 @@ export class RunService {
   private readonly snapshots = new WeakMap<Pipeline, Pipeline>();
   private readonly now: () => number;
   private readonly runCommand: CommandRunner = (options) => runProcess(options);
+  /** Steps waiting out the model's usage limit go on at their resumeAt (rate-limit-waits.ts). */
+  private readonly rateLimitTimers: RateLimitTimers;
 
   private constructor(private readonly options: RunServiceOptions) {
     this.now = options.now ?? Date.now;
+    this.rateLimitTimers = new RateLimitTimers(this.now);
     this.logs = new RunLogs(options.store, () => options.pacer.logsReady(() => this.logs.take()));
   }
 
@@ -164,6 +173,8 @@ export class RunService {
     for (const run of this.interrupted) this.announce({ type: 'finished', run });
     this.interrupted = [];
     this.options.config.subscribe(() => this.pump());
+    // A step that waited out the model's usage limit before a restart goes on at its resumeAt.
+    for (const run of this.runs.values()) for (const step of run.status === 'waiting' ? run.steps : []) if (isRateLimitWait(step)) this.armRateLimit(run, step);
     this.pump();
     // Finished runs' worktrees past their time go now, and then once an hour.
     const sweep = () => void this.sweepWorktrees().catch((error) => console.error(`Sweeping worktrees failed: ${errorMessage(error)}`));
@@ -320,6 +331,7 @@ export class RunService {
       throw new ConflictError(`Step \`${stepRun.id}\` of run \`${run.id}\` is not waiting for approval (it is ${stepRun.status})${decided}`);
     }
     const step = run.pipeline!.steps.find((candidate) => candidate.id === stepRun.id);
+    if (isRateLimitWait(stepRun) && step?.kind === 'agent') return this.decideRateLimitWait(run, stepRun, step, approved, typeof comment === 'string' ? comment.trim() : '');
     if (step?.kind !== 'approval') throw new ConflictError(`Step \`${stepRun.id}\` is not an approval step`);
     const at = this.now();
     const text = typeof comment === 'string' && comment.trim() ? comment : undefined;
@@ -541,6 +553,7 @@ export class RunService {
   async stop(): Promise<void> {
     this.stopping = true;
     clearInterval(this.sweepTimer);
+    this.rateLimitTimers.stop();
     await Promise.all(this.retiring.values());
     const active = [...this.active.values()];
     for (const { controller } of active) controller.abort();
@@ -649,12 +662,16 @@ export class RunService {
       if (stepRun.status !== 'pending') continue;
       if (signal.aborted) return this.stopped(run);
       const step = pipeline.steps[index]!;
-      const attempts = step.kind === 'approval' ? 1 : (step.retries ?? 0) + 1;
+      // onStall 'retry' with no retries set still tries once more.
+      const attempts = step.kind === 'approval' ? 1 : (step.retries ?? (step.kind === 'agent' && step.onStall === 'retry' ? 1 : 0)) + 1;
       for (let tried = 0; tried < attempts; tried++) {
-        const attempt = stepRun.attempt + 1;
-        for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message', 'sessionId'] as const) delete stepRun[key];
-        Object.assign(stepRun, { attempt, status: 'running', startedAt: this.now() });
-        this.logs.begin(run.id, step.id, attempt);
+        // After the model's usage limit the attempt goes on: same number, same log, its session and usage kept.
+        const continuing = takeContinuation(stepRun);
+        const carried = continuing ? stepRun.usage : undefined;
+        const attempt = continuing ? stepRun.attempt : stepRun.attempt + 1;
+        if (!continuing) for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message', 'sessionId'] as const) delete stepRun[key];
+        Object.assign(stepRun, { attempt, status: 'running' }, continuing ? {} : { startedAt: this.now() });
+        if (!continuing) this.logs.begin(run.id, step.id, attempt);
         this.changed(run);
         this.announceStep({ type: 'step-started', run, step: stepRun });
         if (step.kind !== 'approval') await this.options.store.save(run); // after a crash, the step that was running is known
@@ -663,18 +680,21 @@ export class RunService {
         if (step.kind === 'agent' && run.followUp) earlier ??= this.earlierAgentWork(run);
         const earlierWork = step.kind === 'agent' ? await earlier : undefined;
         const guidance = step.kind === 'agent' ? this.guidanceSource?.(run, step.id) : undefined;
-        const outcome: StepOutcome = await this.options.runners[step.kind]({
+        let outcome: StepOutcome = await this.options.runners[step.kind]({
           runId: run.id, run, step, attempt, workspace: run.workspace, template, timeoutMs, signal,
           defaults: { ...(pipeline.harnessId ? { harnessId: pipeline.harnessId } : {}), ...(pipeline.model ? { model: pipeline.model } : {}) },
           ...(earlierWork ? { earlier: earlierWork } : {}),
+          ...(continuing ? { continueSession: stepRun.sessionId ? { sessionId: stepRun.sessionId } : {} } : {}),
           ...(guidance ? { guidance } : {}),
           environment: buildStepEnvironment(this.baseEnvironment(), this.secrets()),
           secrets: this.secrets(),
           log: (line, stream) => this.log(run.id, step.id, attempt, line, stream),
           output: (chunk, stream) => this.logs.output(run.id, step.id, attempt, chunk, stream),
           record: (details) => {
+            const wasStalled = stepRun.liveness === 'stalled';
             Object.assign(stepRun, details);
             this.changed(run);
+            if (details.liveness && (details.liveness === 'stalled') !== wasStalled) this.announce({ type: 'step-liveness', run, step: stepRun });
             // The session is what a follow-up resumes: written at once, so it outlives a crash.
             if (details.sessionId) this.options.store.save(run).catch(() => undefined);
           },
@@ -689,6 +709,11 @@ export class RunService {
           },
         }).catch((error): StepOutcome => ({ status: 'failed', error: `The step could not run: ${errorMessage(error)}` }));
         await this.logs.end(run.id, step.id, attempt);
+        if (outcome.status === 'rateLimited' || carried) {
+          const settled = await this.settleRateLimit(run, stepRun, outcome, carried);
+          if (!settled) return; // waits for the usage limit to reset
+          outcome = settled;
+        }
 
         if (outcome.status === 'waiting') {
           stepRun.status = 'waiting';
@@ -699,8 +724,10 @@ export class RunService {
           return;
         }
         delete (stepRun as StoredStepRun).processGroup;
+        clearLiveness(stepRun);
         if (outcome.status === 'cancelled' || signal.aborted) {
-          Object.assign(stepRun, { status: this.stopping ? 'failed' : 'cancelled', finishedAt: this.now() }, this.stopping ? { error: 'interrupted' } : {});
+          const reason = outcome.status === 'cancelled' && outcome.error ? { error: outcome.error } : {};
+          Object.assign(stepRun, { status: this.stopping ? 'failed' : 'cancelled', finishedAt: this.now() }, this.stopping ? { error: 'interrupted' } : reason);
           return this.stopped(run);
         }
         delete (stepRun as StoredStepRun).processGroup;
@@ -728,6 +755,64 @@ export class RunService {
     return undefined;
   }
 
+  // ─── The model's usage limit (rate-limit-waits.ts) ───
+
+  /**
+   * An attempt that ended on the model's usage limit waits (the run `waiting`, no slot held) until
+   * its resumeAt; past 24 hours of waits it fails in words. Resolves undefined when the step waits,
+   * else the outcome to go on with (the usage before the wait added to a continued attempt's).
+   */
+  private async settleRateLimit(run: Run, stepRun: StepRun, outcome: StepOutcome, carried: StepUsage | undefined): Promise<StepOutcome | undefined> {
+    const usage = addUsage(carried, 'usage' in outcome ? outcome.usage : undefined);
+    const withUsage = usage ? { usage } : {};
+    if (outcome.status !== 'rateLimited') return outcome.status === 'succeeded' || outcome.status === 'failed' ? { ...outcome, ...withUsage } : outcome;
+    const decision = decideRateLimitWait(rateLimitHistory(stepRun), outcome, this.now());
+    if (!decision.wait) return { status: 'failed', ...(outcome.output ? { output: outcome.output } : {}), ...withUsage, error: decision.error };
+    delete (stepRun as StoredStepRun).processGroup;
+    markRateLimitWait(stepRun, decision, usage);
+    run.status = 'waiting';
+    this.logs.note(run.id, `${outcome.message}: the step waits until ${clockWords(decision.resumeAt)}, then goes on in the agent's session (not a failed attempt)`, stepRun.id, stepRun.attempt);
+    this.changed(run);
+    await this.options.store.save(run);
+    this.armRateLimit(run, stepRun);
+    this.announce({ type: 'step-liveness', run, step: stepRun });
+    return undefined;
+  }
+
+  private armRateLimit(run: Run, stepRun: StepRun): void {
+    this.rateLimitTimers.arm(run.id, stepRun.resumeAt ?? this.now(), () => {
+      this.resumeRateLimited(run, stepRun).catch((error) => console.error(`Resuming run ${run.id} after the usage limit failed: ${errorMessage(error)}`));
+    });
+  }
+
+  /** The wait is over (its time came, or a person said go on now): the run is queued to continue the attempt. */
+  private async resumeRateLimited(run: Run, stepRun: StepRun): Promise<void> {
+    if (this.stopping || this.runs.get(run.id) !== run || !isRateLimitWait(stepRun)) return;
+    this.rateLimitTimers.disarm(run.id);
+    releaseRateLimitWait(stepRun);
+    run.status = 'queued';
+    this.resuming.add(run.id);
+    this.enqueue(run.id);
+    this.changed(run);
+    await this.options.store.save(run);
+    this.pump();
+  }
+
+  /** approveStep on a step waiting out the usage limit: true goes on now; false fails the step in words. */
+  private async decideRateLimitWait(run: Run, stepRun: StepRun, step: AgentStep, approved: boolean, comment: string): Promise<void> {
+    if (approved) return this.resumeRateLimited(run, stepRun);
+    this.rateLimitTimers.disarm(run.id);
+    clearLiveness(stepRun);
+    const error = `Stopped waiting for the model's usage limit to reset${comment ? `: ${comment}` : ''}`;
+    Object.assign(stepRun, { status: 'failed', finishedAt: this.now(), error });
+    if (!step.continueOnError) return this.finish(run, 'failed', `Step \`${step.id}\` failed: ${error}`);
+    run.status = 'queued';
+    this.enqueue(run.id);
+    this.changed(run);
+    await this.options.store.save(run);
+    this.pump();
+  }
+
   /** A run whose execution was aborted: cancelled by the user, or interrupted by a stop. */
   private stopped(run: Run): Promise<void> {
     return this.stopping ? this.finish(run, 'failed', 'interrupted') : this.finish(run, 'cancelled');
@@ -736,6 +821,8 @@ export class RunService {
   private async finish(run: Run, status: 'succeeded' | 'failed' | 'cancelled' | 'rejected', error?: string): Promise<void> {
     const now = this.now();
     for (const step of run.steps) if (step.status === 'pending' || step.status === 'running' || step.status === 'waiting') step.status = 'skipped';
+    for (const step of run.steps) clearLiveness(step);
+    this.rateLimitTimers.disarm(run.id);
     run.status = status;
     run.finishedAt = now;
     if (error) run.error = error;
@@ -760,6 +847,9 @@ export class RunService {
   }
 
   private changed(run: Run): void {
+    const usage = totalUsage(run.steps);
+    if (usage) run.usage = usage;
+    else delete run.usage;
     this.options.pacer.runChanged(run.id, () => slimRun(run));
   }
 

@@ -1,7 +1,7 @@
 // Step runners: one per step kind. The run service drives the order, retries and state; a runner
 // only executes one attempt of one step. A new kind plugs in by adding a runner to the table.
 
-import type { PullRequestRef, Run, Step, StepKind, StepUsage } from '../core/api';
+import type { PullRequestRef, Run, Step, StepKind, StepLiveness, StepUsage } from '../core/api';
 import { renderTemplate, type TemplateContext } from '../core/template';
 
 export interface StepAttempt {
@@ -26,7 +26,9 @@ export interface StepAttempt {
   /** A process's output bytes as they come (split into lines only when read); a promise asks the producer to wait. */
   output(chunk: Buffer, stream: 'out' | 'err'): Promise<void> | undefined;
   /** Stores what the step was given (a rendered prompt or approval message) or the agent session, as soon as it is known. */
-  record(details: { prompt?: string; systemPrompt?: string; message?: string; sessionId?: string }): void;
+  record(details: { prompt?: string; systemPrompt?: string; message?: string; sessionId?: string; liveness?: StepLiveness; livenessSince?: number }): void;
+  /** The attempt goes on after the model's usage limit (rate-limit-waits.ts): resume this agent session where the harness can. */
+  continueSession?: { sessionId?: string };
   /** Agent steps of a follow-up run: what the run that last worked on its branch did (resume.ts). */
   earlier?: EarlierAgentWork;
   /** Agent steps: what people said while the run worked (a Linear agent session), appended to the rendered prompt as it is. */
@@ -49,6 +51,8 @@ export interface EarlierAgentWork {
 export type StepOutcome =
   | { status: 'succeeded' | 'failed'; exitCode?: number; output?: string; error?: string; usage?: StepUsage }
   | { status: 'cancelled'; error?: string }
+  /** The model provider's usage limit ended the attempt (agent steps): not a failure; the step waits (rate-limit-waits.ts). */
+  | { status: 'rateLimited'; harness: string; message: string; resetsAt?: number; output?: string; usage?: StepUsage }
   /** The step waits for a person (approval steps): the run releases its slot. */
   | { status: 'waiting' };
 

@@ -12,6 +12,7 @@ import { notInstalledMessage } from './builtins';
 import { buildInvocation } from './invocation';
 import { createParser } from './parsers';
 import { planResume, promptWithSummary, sessionNotFoundPattern } from './resume';
+import { AgentWatch, continuationPrompt } from './agent-watch';
 
 export const defaultStallSec = 600;
 /** The final answer kept as the step's output, like a shell step's stdout (the tail). */
@@ -96,17 +97,13 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
       const invocation = buildInvocation(definition, { prompt: promptText, systemPrompt, model, ...(resumeSessionId ? { resumeSessionId } : {}) });
       const parser = createParser(definition.output);
       attempt.log(`$ ${[invocation.command, ...invocation.args.map((arg) => (arg === promptText ? '<prompt>' : arg))].join(' ')}`, 'info');
-      const stallMs = (step.stallSec ?? defaultStallSec) * 1000;
       const lastError = new LastError();
-      let lastOutputAt = now();
-      let stallReported = false;
-      const stallCheck = setInterval(() => {
-        if (stallReported || now() - lastOutputAt < stallMs) return;
-        stallReported = true;
-        const message = `No output for ${formatDuration(now() - lastOutputAt)}: the agent may be stuck (it is stopped after its timeout of ${formatDuration(attempt.timeoutMs)})${lastError.suffix(definition.name)}`;
-        attempt.log(message, 'info');
-        options.stalled(attempt.runId, step.id, message);
-      }, Math.max(50, Math.min(stallMs / 4, 15_000)));
+      // Liveness, onStall and the model's usage limit (agent-watch.ts).
+      const watch = new AgentWatch({
+        step, cancelled: attempt.signal, stallMs: (step.stallSec ?? defaultStallSec) * 1000, timeoutMs: attempt.timeoutMs, harnessName: definition.name, now,
+        record: (details) => attempt.record(details), log: (line) => attempt.log(line, 'info'),
+        stalled: (message) => options.stalled(attempt.runId, step.id, message), lastErrorSuffix: () => lastError.suffix(definition.name),
+      });
 
       let lastErrorLine: string | undefined;
       let recordedSession: string | undefined;
@@ -120,11 +117,11 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
           cwd: attempt.workspace,
           env: environment,
           timeoutMs: attempt.timeoutMs,
-          signal: attempt.signal,
+          signal: watch.signal,
           onSpawn: (pid) => attempt.started(pid),
           outputLimit: 1,
           onLine: (line, stream) => {
-            lastOutputAt = now();
+            watch.line(line);
             if (resumeSessionId && sessionNotFoundPattern.test(line)) sessionMissing = true;
             if (stream === 'err') {
               if (line.trim()) lastErrorLine = line.trim().slice(0, maxQuotedError);
@@ -145,24 +142,38 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
           },
         });
       } finally {
-        clearInterval(stallCheck);
+        watch.stop();
       }
       const parsed = parser.finish();
       const usage = parsed.usage && Object.keys(parsed.usage).length > 0 ? { usage: parsed.usage } : {};
       const output = parsed.output.length > maxOutputLength ? parsed.output.slice(-maxOutputLength) : parsed.output;
       let outcome: StepOutcome;
       if (result.spawnError) outcome = { status: 'failed', error: `${definition.name}: ${result.spawnError}` };
-      else if (result.cancelled) outcome = { status: 'cancelled' };
+      else if (result.cancelled && attempt.signal.aborted) outcome = { status: 'cancelled' };
       else if (result.timedOut) outcome = { status: 'failed', output, ...usage, error: `Timed out after ${formatDuration(attempt.timeoutMs)}${lastError.suffix(definition.name)}` };
       else if (result.exitCode !== 0) {
         const reason = parsed.error ?? lastErrorLine ?? (result.exitCode === null ? `killed by ${result.signal}` : `exited with code ${result.exitCode}`);
         outcome = { status: 'failed', output, ...usage, ...(result.exitCode !== null ? { exitCode: result.exitCode } : {}), error: `${definition.name} failed: ${reason}` };
       } else if (parsed.error) outcome = { status: 'failed', output, ...usage, exitCode: 0, error: `${definition.name} reported an error: ${parsed.error}` };
       else outcome = { status: 'succeeded', output, ...usage, exitCode: 0 };
-      attempt.log(`${outcome.status === 'succeeded' ? 'Succeeded' : outcome.status === 'cancelled' ? 'Cancelled' : 'error' in outcome ? outcome.error : 'Failed'} in ${formatDuration(result.durationMs)}`, 'info');
+      outcome = watch.settle(outcome, attempt.signal.aborted, result.timedOut);
+      attempt.log(`${outcome.status === 'succeeded' ? 'Succeeded' : outcome.status === 'cancelled' ? 'Cancelled' : outcome.status === 'rateLimited' ? 'Stopped by the model\'s usage limit' : 'error' in outcome ? outcome.error : 'Failed'} in ${formatDuration(result.durationMs)}`, 'info');
       return { outcome, sessionNotFound: sessionMissing && outcome.status === 'failed' && result.exitCode !== null && !result.timedOut };
     };
 
+    // After the model's usage limit: the same attempt goes on in its session, else afresh (rate-limit-waits.ts).
+    if (attempt.continueSession) {
+      const { sessionId } = attempt.continueSession;
+      if (!sessionId || !definition.resume?.length) {
+        attempt.log(`${definition.name} ${sessionId ? 'cannot resume a session' : 'reported no session'}: starting the step's prompt afresh in the same workspace`, 'info');
+        return (await runAgent(prompt)).outcome;
+      }
+      attempt.log(`Resuming ${definition.name} session ${sessionId} after the usage limit`, 'info');
+      const continued = await runAgent(continuationPrompt(prompt), sessionId);
+      if (!continued.sessionNotFound) return continued.outcome;
+      attempt.log(`${definition.name} has no session ${sessionId}: starting the step's prompt afresh`, 'info');
+      return (await runAgent(prompt)).outcome;
+    }
     // A follow-up: resume the earlier run's session, or start fresh with its summary (resume.ts).
     const plan = attempt.earlier
       ? await planResume(attempt.earlier, definition, { defaultHarnessId: options.defaultHarnessId() ?? 'claude', workspace: attempt.workspace, environment })

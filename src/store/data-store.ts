@@ -3,7 +3,7 @@
 
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { Channel, Connection, HarnessDefinition, Pipeline, Project, Settings, TriggerConfig } from '../core/api';
+import type { Channel, Connection, HarnessDefinition, Pipeline, Project, Runner, Settings, TriggerConfig } from '../core/api';
 import { ValidationError, quote } from '../core/errors';
 import { isId } from '../core/ids';
 import { isRecord } from '../core/validate';
@@ -24,9 +24,11 @@ export interface ConfigFile {
   harnessOverrides: Record<string, Partial<HarnessDefinition>>;
   customHarnesses: HarnessDefinition[];
   channels: Channel[];
+  /** The user's runners; the built-in `local` one is not stored. */
+  runners: Runner[];
 }
 
-const listKeys = ['projects', 'pipelines', 'connections', 'triggers', 'customHarnesses', 'channels'] as const;
+const listKeys = ['projects', 'pipelines', 'connections', 'triggers', 'customHarnesses', 'channels', 'runners'] as const;
 
 export class DataStore {
   /** Serialised, coalesced atomic replacement of whole files. */

@@ -4,13 +4,18 @@
 //   (unset)  init, an assistant text, one `ls` tool call and its result, `Done: <prompt…>`, usage; exit 0
 //   error    the CLI's real error shape; exit 1
 //   slow     like default, FAKE_SLOW_MS (200) between lines
-//   silent   init, then nothing for FAKE_SILENT_MS (1500), then like default
+//   silent   init, then nothing for FAKE_SILENT_MS (1500), then like default (with FAKE_SILENT_STATE=<file>
+//            and FAKE_SILENT_TIMES=n only the first n runs are silent)
 //   hang     starts a child `sleep 300` (pid on stderr as `child-pid <n>`), prints init, never exits
 //   flood    init, FAKE_FLOOD_LINES (200000) assistant-text events of ~100 characters, then like default
 //   garbage  like default with non-JSON lines (`not json`, `{"half":`, binary bytes) between the lines
 //   json     a text-only session (no tool call) whose final answer is FAKE_ANSWER
 //   offline  the CLI's errors when it cannot reach its service (format.offline, else its error
 //            shape), FAKE_RETRY_MS (50) apart, then silence until it is killed; never exits
+//   limit    the model provider's usage limit in the CLI's real words (format.limit, PROVIDERS.md §7),
+//            resetting at FAKE_RESETS_AT (epoch seconds; default in an hour); exit 1. With
+//            FAKE_LIMIT_STATE=<file> and FAKE_LIMIT_TIMES=n only the first n runs hit it, later runs
+//            are like default (a resumed session that goes on)
 // Every mode that finishes also writes `agent-was-here.txt` (the prompt) into the working folder,
 // unless FAKE_NO_WRITE=1. FAKE_ARGS_FILE=<path> appends {argv, cwd, prompt} as one JSON line per run.
 // A format's `sessionId` (when set) is the session the run reports, else a new UUID.
@@ -109,6 +114,25 @@ function recordArguments(prompt) {
   if (process.env.FAKE_ARGS_FILE) fs.appendFileSync(process.env.FAKE_ARGS_FILE, JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), prompt: String(prompt ?? '') }) + '\n');
 }
 
+/** Whether a mode applies to this run: always without a state file, else only to the first <timesVariable> runs counted in it. */
+function firstRuns(file, timesVariable) {
+  if (!file) return true;
+  const count = (fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8')) || 0 : 0) + 1;
+  fs.writeFileSync(file, String(count));
+  return count <= envNumber(timesVariable, Infinity);
+}
+
+/** A time as Codex prints it (local, no zone): `3:05 PM`, or `Jan 5th, 2026 3:05 PM` on another day. */
+function codexTime(epochSeconds) {
+  const at = new Date(epochSeconds * 1000);
+  const now = new Date();
+  const time = at.toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', hour12: true }).replace(/\u202f/g, ' ');
+  if (at.toDateString() === now.toDateString()) return time;
+  const day = at.getDate();
+  const suffix = day % 10 === 1 && day !== 11 ? 'st' : day % 10 === 2 && day !== 12 ? 'nd' : day % 10 === 3 && day !== 13 ? 'rd' : 'th';
+  return `${at.toLocaleString('en-US', { month: 'short' })} ${day}${suffix}, ${at.getFullYear()} ${time}`;
+}
+
 async function runSession(format, prompt) {
   const mode = process.env.FAKE_MODE || 'default';
   // Tests wait for this file instead of a time: the session has started.
@@ -140,6 +164,15 @@ async function runSession(format, prompt) {
     return;
   }
 
+  if (mode === 'limit' && firstRuns(process.env.FAKE_LIMIT_STATE, 'FAKE_LIMIT_TIMES')) {
+    const resetsAt = envNumber('FAKE_RESETS_AT', Math.floor(Date.now() / 1000) + 3600);
+    const limit = format.limit(ctx, resetsAt);
+    for (const line of limit.lines || []) await write(out, line);
+    for (const line of limit.stderr || []) process.stderr.write(line + '\n');
+    process.exitCode = limit.exitCode ?? 1;
+    return;
+  }
+
   if (mode === 'offline') {
     const offline = format.offline ? format.offline(ctx) : { ...format.error(ctx), stderr: [format.error(ctx).stderr].filter(Boolean) };
     const delay = envNumber('FAKE_RETRY_MS', 50);
@@ -168,7 +201,7 @@ async function runSession(format, prompt) {
 
   const init = format.init(ctx);
   for (const line of init) await write(out, line);
-  if (mode === 'silent') await sleep(envNumber('FAKE_SILENT_MS', 1500));
+  if (mode === 'silent' && firstRuns(process.env.FAKE_SILENT_STATE, 'FAKE_SILENT_TIMES')) await sleep(envNumber('FAKE_SILENT_MS', 1500));
   if (mode === 'flood') {
     const count = envNumber('FAKE_FLOOD_LINES', 200000);
     for (let i = 1; i <= count; i++) await write(out, format.flood(ctx, i, floodText(i)));
@@ -185,4 +218,4 @@ async function runSession(format, prompt) {
   process.exitCode = 0;
 }
 
-module.exports = { runSession, recordArguments, flagValue, positionals, uuid: randomUUID };
+module.exports = { runSession, recordArguments, flagValue, positionals, codexTime, uuid: randomUUID };
