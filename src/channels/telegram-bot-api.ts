@@ -5,7 +5,7 @@
 import type { Channel } from '../core/api';
 import { FactoryError, errorMessage } from '../core/errors';
 import { isRecord } from '../core/validate';
-import { httpRequest, retryAfterMs } from '../net/http';
+import { httpRequest, redactUrl, retryAfterMs } from '../net/http';
 import { defaultTelegramApi } from './senders';
 
 /** Answers are small (a message, a list of at most 100 updates); more is cut and fails to parse. */
@@ -68,6 +68,6 @@ export async function callBotApi<T = unknown>(channel: Pick<Channel, 'url' | 'to
   const parameters = isRecord(body) && isRecord(body.parameters) ? body.parameters : {};
   const waitSeconds = typeof parameters.retry_after === 'number' && parameters.retry_after >= 0 ? parameters.retry_after : undefined;
   const retryAfter = waitSeconds !== undefined ? waitSeconds * 1000 : retryAfterMs(answer.headers, (options.now ?? Date.now)());
-  const words = description ? `Telegram answered ${method} with HTTP ${answer.status}: ${description}` : `Telegram answered ${method} with HTTP ${answer.status} and no Bot API answer: is ${botApiBase(channel)} the right API address?`;
+  const words = description ? `Telegram answered ${method} with HTTP ${answer.status}: ${description}` : `Telegram answered ${method} with HTTP ${answer.status} and no Bot API answer: is ${redactUrl(botApiBase(channel))} the right API address?`;
   throw new TelegramError(words, description ? answer.status : 0, description, retryAfter);
 }
