@@ -2,13 +2,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ValidationError } from '../../src/core/errors';
-import { allRunners, readRunnerId, validateRunner } from '../../src/core/runners';
+import { allRunners, readRunnerId, validateRunner, type RunnerContext } from '../../src/core/runners';
 
 const runners = suite('runners');
-const none = { otherNames: [] };
+const none: RunnerContext = { otherNames: [] };
 
 /** The problems validateRunner reports for `input`, as field → message. */
-function problems(input: unknown, context = none): Record<string, string> {
+function problems(input: unknown, context: RunnerContext = none): Record<string, string> {
   try {
     validateRunner(input, context);
   } catch (error) {
