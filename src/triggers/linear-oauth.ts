@@ -139,7 +139,6 @@ export class LinearOAuth {
   async complete(query: URLSearchParams): Promise<CallbackResult> {
     const install = this.takeState(query.get('state') ?? '');
     if (!install) return { ok: false, message: 'This link is not one Factory is waiting for: it is older than ten minutes, was used already, or did not come from Factory. Start again from Settings → Accounts.' };
-    install.close?.();
     const refused = query.get('error');
     if (refused) return { ok: false, message: `Linear did not install the app: ${(query.get('error_description') ?? refused).slice(0, 300)}. Start again from Settings → Accounts.` };
     const code = query.get('code');

@@ -5,7 +5,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startFactory, type Factory } from '../../src/app';
+import { configSecrets, startFactory, type Factory } from '../../src/app';
 import { factoryEventNames, type ConnectionInput, type ConnectionView, type TriggerConfig } from '../../src/core/api';
 import type { DesktopFunctions } from '../../src/api';
 import { FakeLinear } from '../fakes/linear';
@@ -217,6 +217,12 @@ oauth('refreshes at 80% of the token\'s lifetime, and before a call once it has 
   assert.is(refreshes(context.fake), 2, 'refreshed before the call');
   assert.is(context.fake.calls.length, before + 1, 'the expired token was not sent');
   assert.is.not(lastAuthorization(context.fake), refreshed);
+
+  context.clock.now += 2 * 3600_000; // expired again: saving the account refreshes while it verifies
+  await context.factory.api.saveConnection({ id: account.id, kind: 'linear', name: 'Agent', baseUrl: context.fake.url });
+  assert.is(refreshes(context.fake), 3);
+  assert.is((await context.factory.api.pollTrigger(trigger.id)).lastError, undefined, 'the save kept the refreshed tokens, not the ones it started with');
+  assert.is(refreshes(context.fake), 3);
 });
 
 oauth('a token Linear refuses is refreshed once and the call tried again', async (context) => {
@@ -270,6 +276,8 @@ oauth('the client secret and the tokens never leave config.json: not in the snap
   const secrets = [context.fake.oauthApp.clientSecret, ...context.fake.issuedTokens()];
   const config = readFileSync(join(context.dir, 'config.json'), 'utf8');
   assert.ok(config.includes(context.fake.oauthApp.clientSecret), 'kept as a secret in config.json');
+  const stored = JSON.parse(config).connections[0].oauth;
+  for (const secret of [context.fake.oauthApp.clientSecret, stored.refreshToken]) assert.ok(configSecrets(JSON.parse(config)).includes(secret), 'kept out of step environments');
   const live = (await context.factory.api.snapshot()).accounts[0]!;
   assert.is(live.name, 'Renamed agent');
   const seen = [
