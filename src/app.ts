@@ -151,7 +151,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const providers = { linear: linearOAuth.provider(linearProvider), github: githubProvider, jira: jiraProvider };
   const connections = new ConnectionService(config, providers);
   const triggers = await TriggerService.open({
-    store, config, runs, connections, providers: { ...providers, 'github-review': githubReviewProvider(runs) }, runUrl,
+    store, config, runs, connections, providers: { ...providers, 'github-review': githubReviewProvider(runs) }, runUrl, events,
     failed: (trigger, message) => notices.triggerError(message, trigger.name),
     ...options.triggerTuning,
   });

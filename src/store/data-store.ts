@@ -109,6 +109,16 @@ export class DataStore {
     await rm(path, { force: true });
   }
 
+  /** agent-sessions.json: the Linear agent sessions and what was posted to them (undefined before the first). */
+  readAgentSessions(): Promise<unknown> {
+    return readJsonFile<unknown>(join(this.dir, 'agent-sessions.json'));
+  }
+
+  /** Writes agent-sessions.json durably (coalesced: the latest content wins). */
+  writeAgentSessions(content: () => unknown): Promise<void> {
+    return this.writer.write(join(this.dir, 'agent-sessions.json'), () => JSON.stringify(content()) + '\n', { mode: 0o600 });
+  }
+
   /** A folder for a project that Factory made itself (the Demo project). */
   async ensureProjectFolder(name: string): Promise<string> {
     const path = join(this.dir, 'projects', name);

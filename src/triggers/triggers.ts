@@ -15,6 +15,7 @@ import { Admission, ignoredAnswer, type DeliveryAnswer } from './admission';
 import { ApprovalCommands } from './approval-commands';
 import type { ConnectionService } from './connections';
 import { Poller } from './poller';
+import { LinearAgentSessions } from './linear-agent';
 import type { IncomingWebhook, TrackerProvider, WebhookProvider, WebhookVerdict } from './provider';
 import { genericWebhookProvider } from './providers/generic';
 import { TriggerStates } from './trigger-state';
@@ -39,6 +40,8 @@ export interface TriggerServiceOptions {
   /** A trigger failed to poll (once per failure streak). */
   failed: (trigger: TriggerConfig, message: string) => void;
   runUrl: (runId: string) => string | undefined;
+  /** The engine's events: Linear agent sessions follow the output of running steps. */
+  events?: Parameters<LinearAgentSessions['open']>[0];
   /** Write-back retry waits (tests shorten them). */
   writeBackRetryDelaysMs?: readonly number[];
   /** How soon a trigger that never polled polls (tests lengthen it to poll by hand only). */
@@ -53,6 +56,7 @@ export class TriggerService {
   private readonly writeBack: WriteBack;
   private readonly unsignedReads: UnsignedReads;
   private readonly commands: ApprovalCommands;
+  private readonly agentSessions: LinearAgentSessions;
   private readonly now: () => number;
 
   private constructor(private readonly options: TriggerServiceOptions) {
@@ -66,13 +70,18 @@ export class TriggerService {
     this.commands = new ApprovalCommands({ states: this.records, runs: options.runs, connection, notice: (run, notice) => this.writeBack.notice(run, notice), now });
     this.poller = new Poller({
       afterPoll: (polled, signal) => this.commands.poll(polled, signal),
-      states: this.records, admission: this.admission, providers, triggers: () => config.current.triggers, connection, failed: options.failed, now,
+      // An agent trigger's runs start from agent sessions only: it is never polled.
+      states: this.records, admission: this.admission, providers, triggers: () => config.current.triggers.filter((candidate) => !candidate.agent), connection, failed: options.failed, now,
       ...(options.firstPollDelayMs !== undefined ? { firstPollDelayMs: options.firstPollDelayMs } : {}),
     });
     this.writeBack = new WriteBack({
       states: this.records, providers, trigger, connection, now, runUrl: options.runUrl,
       runLog: (runId, line) => options.runs.logRunNote(runId, line),
       ...(options.writeBackRetryDelaysMs ? { retryDelaysMs: options.writeBackRetryDelaysMs } : {}),
+    });
+    this.agentSessions = new LinearAgentSessions({
+      store: options.store, states: this.records, runs: options.runs, connection, trigger, runUrl: options.runUrl, now,
+      pipeline: (id) => config.current.pipelines.find((pipeline) => pipeline.id === id),
     });
   }
 
@@ -84,6 +93,7 @@ export class TriggerService {
     runs.onBeforeDelete((run) => service.records.keepKeyOf(run));
     runs.onLifecycle((event) => service.writeBack.runEvent(event));
     await service.writeBack.reconcile(runs);
+    await service.agentSessions.open(options.events);
     config.subscribe(() => service.poller.schedule());
     service.poller.schedule();
     return service;
@@ -223,6 +233,7 @@ export class TriggerService {
       record('invalid signature');
       return { status: 401, body: { error: 'invalid signature' } };
     }
+    if (trigger.kind === 'linear' && trigger.agent) return this.agentSessions.receive(trigger, webhook);
     const verdict = provider.parseWebhook(webhook, trigger, this.options.connections.get(trigger.connectionId));
     // A comment that is an approval command decides the waiting run instead (approval-commands.ts).
     const command = verdict.kind === 'issue' || verdict.kind === 'ignored' ? this.commands.fromWebhook(trigger, webhook) : undefined;
@@ -302,6 +313,7 @@ export class TriggerService {
   async stop(): Promise<void> {
     await this.poller.stop();
     await this.writeBack.stop();
+    await this.agentSessions.stop();
     await this.records.flush();
   }
 }

@@ -5,10 +5,13 @@
 // (and/or, comparators, `some`, `isMe`, `null`), relay pagination with opaque cursors, Linear's
 // error shapes (AUTHENTICATION_ERROR, RATELIMITED, GRAPHQL_VALIDATION_FAILED) and rate-limit
 // headers. It keeps comments and states, counts requests, and sends signed webhooks.
-//   Operations: viewer, teams, workflowStates, issues, issue { comments }, commentCreate,
-//   commentUpdate, issueUpdate. OAuth: GET /oauth/authorize (approves at once and redirects back
-//   with a code and the state) and POST /oauth/token (authorization_code and refresh_token grants,
-//   rotating refresh tokens; a revoked one answers `invalid_grant`); a token installed with
+//   Operations: viewer, organization, teams, workflowStates, issues, issue { comments }, commentCreate,
+//   commentUpdate, issueUpdate, and the agent platform's agentActivityCreate and agentSessionUpdate
+//   (inputs checked field by field against AgentActivityCreateInput / AgentSessionUpdateInput of
+//   linear/linear packages/sdk/src/schema.graphql), with AgentSessionEvent webhooks in the shape of
+//   AgentSessionEventWebhookPayload. OAuth: GET /oauth/authorize (approves at once and redirects
+//   back with a code and the state) and POST /oauth/token (authorization_code and refresh_token
+//   grants, rotating refresh tokens; a revoked one answers `invalid_grant`); a token installed with
 //   actor=app has the app user as its viewer (`app: true`).
 
 import { createHmac, randomUUID } from 'node:crypto';
@@ -28,6 +31,27 @@ export interface FakeIssue {
   team: FakeTeam; state: FakeState; assignee: FakeUser | null; labels: FakeLabel[];
 }
 export interface FakeComment { id: string; issueId: string; body: string; createdAt: string; updatedAt: string; /** Its author: the viewer for comments made through the API. */ user: FakeUser }
+
+/** An agent session Linear opened for the app (an issue delegated to it, or the app mentioned). */
+export interface FakeAgentSession {
+  id: string; issue: FakeIssue; organizationId: string; creator: FakeUser; comment?: FakeComment;
+  externalUrls: { label: string; url: string }[]; activities: FakeAgentActivity[];
+}
+/** An activity as agentActivityCreate stored it (the agent's) or as a person wrote it (a prompt). */
+export interface FakeAgentActivity {
+  id: string; agentSessionId: string; content: Json; signal: string | null; signalMetadata: Json | null; ephemeral: boolean; createdAt: string; userId?: string;
+}
+
+/** AgentActivityCreateInput's fields (schema.graphql), required ones marked. */
+const activityInputFields: Record<string, boolean> = { agentSessionId: true, content: true, contextualMetadata: false, ephemeral: false, id: false, signal: false, signalMetadata: false };
+const activitySignals = ['auth', 'continue', 'select', 'stop'];
+/** AgentSessionUpdateInput's fields. */
+const sessionUpdateFields = ['addedExternalUrls', 'dismissedAt', 'externalLink', 'externalUrls', 'plan', 'removedExternalUrls', 'userState'];
+/** Content fields per AgentActivityType (agent-interaction page): required, then optional. */
+const activityContent: Record<string, [string[], string[]]> = {
+  thought: [['body'], []], elicitation: [['body'], []], response: [['body'], []], error: [['body'], []], action: [['action', 'parameter'], ['result']],
+};
+const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 export interface RecordedCall {
   /** The root fields asked for, e.g. `issues` or `commentCreate`. */
@@ -61,6 +85,8 @@ export class FakeLinear {
   readonly teams: FakeTeam[] = [team('ENG', 'Engineering'), team('OPS', 'Operations')];
   readonly issues: FakeIssue[] = [];
   readonly comments: FakeComment[] = [];
+  readonly organizationId = 'org-1';
+  readonly agentSessions: FakeAgentSession[] = [];
   readonly calls: RecordedCall[] = [];
   /** Answers for the next requests, in order, before the fake's own (a matching `when` only). */
   private readonly scripted: { when: (call: RecordedCall) => boolean; answer: FakeAnswer }[] = [];
@@ -209,6 +235,98 @@ export class FakeLinear {
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   }
 
+  // ─── Agent sessions ───
+
+  /** Linear opens a session for the app on an issue (delegated, or mentioned in a comment). */
+  openAgentSession(issue: FakeIssue, options: { comment?: string; creator?: FakeUser } = {}): FakeAgentSession {
+    const creator = options.creator ?? this.users[1]!;
+    const session: FakeAgentSession = {
+      id: randomUUID(), issue, organizationId: this.organizationId, creator, externalUrls: [], activities: [],
+      ...(options.comment ? { comment: this.addComment(issue, options.comment, creator) } : {}),
+    };
+    this.agentSessions.push(session);
+    return session;
+  }
+
+  /** The agent's activities in a session, in the order Linear took them (prompts left out). */
+  agentActivities(session: FakeAgentSession): FakeAgentActivity[] {
+    return session.activities.filter((activity) => activity.content.type !== 'prompt');
+  }
+
+  /** A person writes in the session (or presses stop): the prompt activity a `prompted` event carries. */
+  prompt(session: FakeAgentSession, body: string, options: { signal?: 'stop'; user?: FakeUser } = {}): FakeAgentActivity {
+    const user = options.user ?? session.creator;
+    const activity: FakeAgentActivity = {
+      id: randomUUID(), agentSessionId: session.id, content: { type: 'prompt', body }, signal: options.signal ?? null, signalMetadata: null,
+      ephemeral: false, createdAt: this.tick(), userId: user.id,
+    };
+    session.activities.push(activity);
+    return activity;
+  }
+
+  /** AgentSessionEventWebhookPayload for `created` (with promptContext) or `prompted` (with the person's activity). */
+  agentSessionPayload(action: 'created' | 'prompted', session: FakeAgentSession, activity?: FakeAgentActivity, at = Date.now()): Json {
+    const { issue } = session;
+    const user = (id: string | undefined) => this.users.find((candidate) => candidate.id === id) ?? session.creator;
+    const userPayload = (person: FakeUser) => ({ id: person.id, name: person.name, email: person.email, url: `https://linear.app/acme/profiles/${person.id}`, avatarUrl: null });
+    return {
+      type: 'AgentSessionEvent', action, createdAt: new Date(at).toISOString(), organizationId: session.organizationId,
+      oauthClientId: 'oauth-client-1', appUserId: this.viewer.id, webhookId: 'webhook-agent-1', webhookTimestamp: at,
+      agentSession: {
+        id: session.id, type: 'commentThread', status: action === 'created' ? 'pending' : 'active', appUserId: this.viewer.id, organizationId: session.organizationId,
+        createdAt: new Date(at).toISOString(), updatedAt: new Date(at).toISOString(), creatorId: session.creator.id, creator: userPayload(session.creator),
+        issueId: issue.id, issue: { id: issue.id, identifier: issue.identifier, title: issue.title, description: issue.description, url: issueUrl(issue), teamId: issue.team.id, team: teamView(issue.team) },
+        ...(session.comment ? { commentId: session.comment.id, comment: { id: session.comment.id, body: session.comment.body, issueId: issue.id, userId: session.comment.user.id } } : {}),
+        url: `https://linear.app/acme/issue/${issue.identifier}#agent-session-${session.id}`,
+      },
+      ...(action === 'created'
+        ? { promptContext: `<issue identifier="${issue.identifier}">\n<title>${issue.title}</title>\n<description>${issue.description ?? ''}</description>\n</issue>`, guidance: [] }
+        : { agentActivity: {
+          id: activity!.id, agentSessionId: session.id, content: activity!.content, signal: activity!.signal, signalMetadata: activity!.signalMetadata,
+          createdAt: activity!.createdAt, updatedAt: activity!.createdAt, userId: activity!.userId, user: userPayload(user(activity!.userId)),
+        } }),
+    };
+  }
+
+  private createActivity(input: Json): FakeAgentActivity {
+    for (const [field, required] of Object.entries(activityInputFields)) if (required && (input[field] === undefined || input[field] === null)) throw new ValidationFailure(`Field "AgentActivityCreateInput.${field}" of required type is not provided.`);
+    for (const field of Object.keys(input)) if (!(field in activityInputFields)) throw new ValidationFailure(`Field "${field}" is not defined by type "AgentActivityCreateInput".`);
+    if (input.signal !== undefined && input.signal !== null && !activitySignals.includes(input.signal)) throw new ValidationFailure(`Value "${input.signal}" does not exist in "AgentActivitySignal" enum.`);
+    if (input.id !== undefined && !uuidV4.test(String(input.id))) throw new GraphQLError('Argument Validation Error: id must be a UUID v4');
+    const content = input.content as Json;
+    const shape = typeof content === 'object' && content !== null ? activityContent[String(content.type)] : undefined;
+    if (!shape) throw new GraphQLError(`Argument Validation Error: content.type must be one of ${Object.keys(activityContent).join(', ')}`);
+    const [required, optional] = shape;
+    for (const field of required) if (typeof content[field] !== 'string') throw new GraphQLError(`Argument Validation Error: ${content.type} content needs ${field}`);
+    for (const field of Object.keys(content)) if (field !== 'type' && !required.includes(field) && !optional.includes(field)) throw new GraphQLError(`Argument Validation Error: ${content.type} content has no field ${field}`);
+    const session = this.agentSessions.find((candidate) => candidate.id === input.agentSessionId);
+    if (!session) throw new GraphQLError('Entity not found: AgentSession');
+    const existing = session.activities.find((activity) => activity.id === input.id);
+    if (existing) return existing; // the same id again: a retry, not a second activity
+    const activity: FakeAgentActivity = {
+      id: input.id ?? randomUUID(), agentSessionId: session.id, content, signal: input.signal ?? null, signalMetadata: input.signalMetadata ?? null,
+      ephemeral: input.ephemeral === true, createdAt: this.tick(),
+    };
+    session.activities.push(activity);
+    return activity;
+  }
+
+  private updateSession(id: string, input: Json): FakeAgentSession {
+    for (const field of Object.keys(input ?? {})) if (!sessionUpdateFields.includes(field)) throw new ValidationFailure(`Field "${field}" is not defined by type "AgentSessionUpdateInput".`);
+    const session = this.agentSessions.find((candidate) => candidate.id === id);
+    if (!session) throw new GraphQLError('Entity not found: AgentSession');
+    const urls = (list: unknown) => (list as Json[]).map((entry) => {
+      if (typeof entry.label !== 'string' || typeof entry.url !== 'string' || Object.keys(entry).length !== 2) throw new ValidationFailure('AgentSessionExternalUrlInput takes label and url');
+      return { label: entry.label, url: entry.url };
+    });
+    if (input.externalUrls) session.externalUrls = urls(input.externalUrls);
+    else {
+      if (input.addedExternalUrls) session.externalUrls.push(...urls(input.addedExternalUrls));
+      if (input.removedExternalUrls) session.externalUrls = session.externalUrls.filter((entry) => !(input.removedExternalUrls as string[]).includes(entry.url));
+    }
+    return session;
+  }
+
   // ─── GraphQL ───
 
   private async handle(method: string, path: string, headers: IncomingHttpHeaders, text: string): Promise<FakeAnswer> {
@@ -318,6 +436,7 @@ export class FakeLinear {
     let selection: Selection[];
     try {
       selection = parseOperation(query);
+      checkArgumentTypes(query, selection);
     } catch (error) {
       return validationError((error as Error).message);
     }
@@ -357,6 +476,16 @@ export class FakeLinear {
       }
       case 'viewer':
         return this.askingAs;
+      case 'organization':
+        return { id: this.organizationId, name: 'Acme', urlKey: 'acme' };
+      case 'agentActivityCreate': {
+        const activity = this.createActivity(arg('input') ?? {});
+        return { success: true, lastSyncId: this.calls.length, agentActivity: { id: activity.id, content: activity.content, signal: activity.signal, ephemeral: activity.ephemeral } };
+      }
+      case 'agentSessionUpdate': {
+        const session = this.updateSession(String(arg('id')), arg('input') ?? {});
+        return { success: true, lastSyncId: this.calls.length, agentSession: { id: session.id, externalLinks: session.externalUrls } };
+      }
       case 'teams':
         return { nodes: this.teams.filter((candidate) => matchesFilter(teamView(candidate), arg('filter') ?? {}, this.viewer)).map(teamView) };
       case 'workflowStates': {
@@ -527,6 +656,25 @@ class ValidationFailure extends Error {}
 
 function validationError(message: string): FakeAnswer {
   return { status: 400, body: { errors: [{ message, extensions: { code: 'GRAPHQL_VALIDATION_FAILED', type: 'graphql error', userError: true } }] } };
+}
+
+/** The argument types of the agent mutations (schema.graphql), checked against the operation's variable declarations. */
+const argumentTypes: Record<string, Record<string, string>> = {
+  agentActivityCreate: { input: 'AgentActivityCreateInput!' },
+  agentSessionUpdate: { id: 'String!', input: 'AgentSessionUpdateInput!' },
+};
+
+/** A variable passed where the schema expects another type, or a required argument left out: GRAPHQL_VALIDATION_FAILED. */
+function checkArgumentTypes(query: string, selection: Selection[]): void {
+  const declarations = query.slice(0, query.indexOf('{'));
+  for (const field of selection) {
+    for (const [name, type] of Object.entries(argumentTypes[field.name] ?? {})) {
+      const variable = new RegExp(`(?:^|[\\s,(])${name}\\s*:\\s*\\$(\\w+)`).exec(field.args)?.[1];
+      if (!variable) throw new ValidationFailure(`Field "${field.name}" argument "${name}" of type "${type}" is required, but it was not provided as a variable.`);
+      const declared = new RegExp(`\\$${variable}\\s*:\\s*([\\w!\\[\\]]+)`).exec(declarations)?.[1];
+      if (declared !== type) throw new ValidationFailure(`Variable "$${variable}" of type "${declared ?? 'undeclared'}" used in position expecting type "${type}".`);
+    }
+  }
 }
 
 /** The root selections of the one operation in `query` (variables' declarations skipped). */

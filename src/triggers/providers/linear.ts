@@ -149,6 +149,17 @@ function nodes(data: Json, path: string[]): Json[] {
   return isRecord(value) && Array.isArray(value.nodes) ? value.nodes.filter(isRecord) : [];
 }
 
+/**
+ * Why a signed Linear delivery is refused for its age, or undefined when it is fresh: only the signed
+ * body's `webhookTimestamp` counts (a header is not signed, so a replay could carry a fresh one).
+ */
+export function signedAgeProblem(payload: Json, receivedAt: number): string | undefined {
+  const stamp = typeof payload.webhookTimestamp === 'number' || (typeof payload.webhookTimestamp === 'string' && /^\d+$/.test(payload.webhookTimestamp)) ? Number(payload.webhookTimestamp) : NaN;
+  if (!Number.isFinite(stamp)) return 'refused: the signed body has no webhookTimestamp, so its age cannot be checked (a replay is refused the same way)';
+  if (Math.abs(receivedAt - stamp) > webhookToleranceMs) return `stale timestamp: ${Math.round((receivedAt - stamp) / 1000)} s from now`;
+  return undefined;
+}
+
 /** The issue's team id: GraphQL gives `team.id`, webhooks `teamId`. */
 function teamIdOf(issue: Issue): string | undefined {
   const raw = issue.raw ?? {};
@@ -236,12 +247,8 @@ export const linearProvider: TrackerProvider = {
     if (!isRecord(payload) || typeof payload.type !== 'string' || typeof payload.action !== 'string' || !isRecord(payload.data)) {
       return { kind: 'invalid', reason: 'not a Linear webhook: it needs type, action and data' };
     }
-    if (trigger.webhookSecret) {
-      // Only the signed body's time counts: a header is not signed, so a replay could carry a fresh one.
-      const stamp = typeof payload.webhookTimestamp === 'number' || (typeof payload.webhookTimestamp === 'string' && /^\d+$/.test(payload.webhookTimestamp)) ? Number(payload.webhookTimestamp) : NaN;
-      if (!Number.isFinite(stamp)) return { kind: 'refused', reason: 'refused: the signed body has no webhookTimestamp, so its age cannot be checked (a replay is refused the same way)' };
-      if (Math.abs(webhook.receivedAt - stamp) > webhookToleranceMs) return { kind: 'refused', reason: `stale timestamp: ${Math.round((webhook.receivedAt - stamp) / 1000)} s from now` };
-    }
+    const stale = trigger.webhookSecret ? signedAgeProblem(payload, webhook.receivedAt) : undefined;
+    if (stale) return { kind: 'refused', reason: stale };
     if (payload.type !== 'Issue') return { kind: 'ignored', reason: `ignored: ${payload.type} event` };
     if (payload.action !== 'create' && payload.action !== 'update') return { kind: 'ignored', reason: `ignored: issue ${payload.action}` };
     if (!connection) return { kind: 'ignored', reason: 'ignored: the trigger has no account' };
