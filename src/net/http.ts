@@ -40,11 +40,29 @@ export interface HttpOptions {
   fetch?: typeof fetch;
 }
 
-/** The request never got an HTTP answer (refused, unreachable, timed out, too large). Retryable. */
+/**
+ * The request never got an HTTP answer (refused, unreachable, timed out, too large). Retryable.
+ * Its message is words first ("Couldn't reach Jira at 127.0.0.1:45413 (connection refused)"),
+ * then, when there is more to say, a line beginning `Details: ` with the method, the redacted URL
+ * and the exact error: screens show the first line and keep the rest behind a disclosure.
+ */
 export class NetworkError extends FactoryError {
   override name = 'NetworkError';
   readonly retryable = true;
+  /** The words alone (the message's first line). */
+  readonly summary: string;
+  /** The method, redacted URL and exact error; empty when the words say it all. */
+  readonly details: string;
+
+  constructor(summary: string, details = '') {
+    super(details ? `${summary}${detailsSeparator}${details}` : summary);
+    this.summary = summary;
+    this.details = details;
+  }
 }
+
+/** Between an error's words and its details (see NetworkError); the renderer splits on it. */
+export const detailsSeparator = '\nDetails: ';
 
 const defaultTimeoutMs = 10_000;
 const defaultMaxBytes = 16 * 1024 * 1024;
@@ -54,14 +72,17 @@ const redacted = '***';
  * Sends one request and reads its answer within the timeout. Any HTTP status resolves (the caller
  * reads it in the service's own terms); redirects are not followed (a POST must not become a GET).
  * The answer's text and header values come without the request's secrets (each replaced by `***`).
- * Rejects with NetworkError, whose message names the service and the redacted URL, never a secret.
+ * Rejects with NetworkError: words naming the service and its host:port, then the redacted URL and
+ * the exact error as details (see NetworkError), never a secret.
  */
 export async function httpRequest(request: OutboundRequest, options: HttpOptions = {}): Promise<HttpAnswer> {
   const timeoutMs = request.timeoutMs ?? defaultTimeoutMs;
   const where = redactUrl(request.url);
-  const service = request.service ?? where;
+  const host = hostOf(where);
+  const service = request.service ?? host;
   const secrets = [...(request.secrets ?? []), ...credentialsOf(request.headers)];
-  const fail = (message: string) => new NetworkError(scrub(message, secrets));
+  const exchange = `${request.method ?? 'GET'} ${where}`;
+  const fail = (summary: string, details = '') => new NetworkError(scrub(summary, secrets), scrub(details, secrets));
   try {
     const response = await (options.fetch ?? fetch)(request.url, {
       method: request.method ?? 'GET',
@@ -76,9 +97,25 @@ export async function httpRequest(request: OutboundRequest, options: HttpOptions
   } catch (error) {
     if (error instanceof NetworkError) throw error;
     if (request.signal?.aborted) throw fail(`The request to ${service} was cancelled: Factory is stopping`);
-    if (isTimeout(error)) throw fail(`${service} at ${where} did not answer within ${Number((timeoutMs / 1000).toFixed(3))} s`);
-    throw fail(`Could not reach ${where}: ${networkReason(error)}`);
+    if (isTimeout(error)) throw fail(`${request.service ? `${service} at ${host}` : host} did not answer within ${Number((timeoutMs / 1000).toFixed(3))} s`, exchange);
+    throw fail(`Couldn't reach ${request.service ? `${service} at ${host}` : host} (${networkReason(error)})`, `${exchange}: ${exactError(error)}`);
   }
+}
+
+/** `host:port` of a (redacted) URL, as people say where a service is; the text itself when it is no URL. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** The error as Node said it, with its cause ("fetch failed: connect ECONNREFUSED 127.0.0.1:45413"). */
+function exactError(error: unknown): string {
+  const text = errorMessage(error);
+  const cause = error instanceof Error && error.cause !== undefined ? errorMessage(error.cause) : '';
+  return cause && cause !== text ? `${text}: ${cause}` : text;
 }
 
 /** The body as UTF-8 text: cut at `maxBytes`, or undefined when it is larger and may not be cut. */

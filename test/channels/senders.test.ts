@@ -194,7 +194,7 @@ senders('a service that answers too slowly fails with a readable timeout, retrya
   const path = `/services/T0001/B0001/${slackSecret}`;
   fake.script(path, answers.slow(5000));
   const result = await sendNotice(channel('slack', { url: fake.url(path) }), notice, { timeoutMs: 100 });
-  assert.equal(result, { ok: false, error: `Slack at ${fake.base}/services/*** did not answer within 0.1 s`, retryable: true });
+  assert.equal(result, { ok: false, error: `Slack at ${fake.base.slice(7)} did not answer within 0.1 s\nDetails: POST ${fake.base}/services/***`, retryable: true });
 });
 
 senders('an HTML page where JSON belongs fails and asks whether the URL is right', async ({ fake }) => {
@@ -210,7 +210,7 @@ senders('an HTML page where JSON belongs fails and asks whether the URL is right
 senders('a URL nobody listens on fails with "connection refused", retryable', async () => {
   const port = await freePort();
   const result = await sendNotice(channel('discord', { url: `http://127.0.0.1:${port}/api/webhooks/111/${discordToken}` }), notice);
-  assert.equal(result, { ok: false, error: `Could not reach http://127.0.0.1:${port}/api/webhooks/***: connection refused`, retryable: true });
+  assert.equal(result, { ok: false, error: `Couldn't reach Discord at 127.0.0.1:${port} (connection refused)\nDetails: POST http://127.0.0.1:${port}/api/webhooks/***: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`, retryable: true });
 });
 
 senders('no error ever contains a webhook secret or a token', async ({ fake }) => {

@@ -66,7 +66,7 @@ client('a redirect is answered, not followed', async ({ base }) => {
 
 client('a slow service times out with its name and the time in the error', async ({ base }) => {
   const error = await networkError(httpRequest({ url: `${base}/slow`, timeoutMs: 100, service: 'Linear' }));
-  assert.is(error.message, `Linear at ${base}/slow did not answer within 0.1 s`);
+  assert.is(error.message, `Linear at ${base.slice(7)} did not answer within 0.1 s\nDetails: GET ${base}/slow`);
 });
 
 client('an answer over the cap is an error, or cut there when asked', async ({ base }) => {
@@ -76,11 +76,17 @@ client('an answer over the cap is an error, or cut there when asked', async ({ b
   assert.is(cut.text.length, 1024);
 });
 
-client('an unreachable host names the reason, and neither the URL token nor a given secret appears', async () => {
+client('an unreachable host is said in words (service, host:port, reason); the redacted URL and exact error are the details', async () => {
   const port = await freePort();
-  const error = await networkError(httpRequest({ url: `http://127.0.0.1:${port}/graphql?token=abcdef123456`, secrets: ['abcdef123456'] }));
-  assert.is(error.message, `Could not reach http://127.0.0.1:${port}/graphql?token=***: connection refused`);
+  const error = await networkError(httpRequest({ url: `http://127.0.0.1:${port}/rest/api/3/search?jql=${encodeURIComponent('project = ENG AND updated >= -5m'.repeat(12))}&token=abcdef123456`, method: 'POST', service: 'Jira', secrets: ['abcdef123456'] }));
+  assert.is(error.summary, `Couldn't reach Jira at 127.0.0.1:${port} (connection refused)`);
+  assert.is(error.message.split('\n')[0], error.summary, 'the words come first, on a line of their own');
+  assert.match(error.details, new RegExp(`^POST http://127\\.0\\.0\\.1:${port}/rest/api/3/search\\?jql=project\\+%3D\\+ENG.*&token=\\*\\*\\*: fetch failed: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}$`));
+  assert.is(error.message, `${error.summary}\nDetails: ${error.details}`);
+  assert.not.ok(error.message.includes('abcdef123456'), 'the token stays out of the words and the details');
   assert.ok(error.retryable);
+  const unnamed = await networkError(httpRequest({ url: `http://127.0.0.1:${port}/x` }));
+  assert.is(unnamed.summary, `Couldn't reach 127.0.0.1:${port} (connection refused)`, 'without a service name, the host alone');
 });
 
 client('an answer that echoes the credentials comes back without them, in any form; the user name stays', async ({ base }) => {

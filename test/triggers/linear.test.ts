@@ -76,7 +76,7 @@ linear('a bad key, an unreachable host and a page that is not Linear give clear 
   assert.equal(bad, { ok: false, error: 'Linear refused the API key: You need to authenticate to access this operation.' });
   const port = await freePort();
   const unreachable = await factory.api.testConnection({ kind: 'linear', name: 'x', baseUrl: `http://127.0.0.1:${port}`, token: fake.apiKey });
-  assert.equal(unreachable, { ok: false, error: `Could not reach http://127.0.0.1:${port}/graphql: connection refused` });
+  assert.equal(unreachable, { ok: false, error: `Couldn't reach Linear at 127.0.0.1:${port} (connection refused)\nDetails: POST http://127.0.0.1:${port}/graphql: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}` });
   await rejects(factory.api.saveConnection({ kind: 'linear', name: 'x', baseUrl: fake.url, token: 'lin_api_wrong' }), /Linear refused the API key/);
   await rejects(factory.api.saveConnection({ kind: 'linear', name: 'x', baseUrl: `${fake.url}/elsewhere`, token: fake.apiKey }), /answered HTTP 404 without Linear's GraphQL answer/);
   await rejects(factory.api.saveConnection({ kind: 'linear', name: 'x', baseUrl: 'ftp://x', token: fake.apiKey }), /^The API address must be an http\(s\) address/m);
