@@ -260,6 +260,14 @@ export interface StepRun {
 export interface Run {
   id: string;
   pipelineId: string;
+  /** A failed attempt: the line of its log most likely to say why (core/failure-cause.ts). */
+  cause?: FailureCause;
+}
+
+/** Where a failed step's log most likely says why: the line's number in its attempt's log (from 1) and its text (at most 300 characters). */
+export interface FailureCause {
+  line: number;
+  text: string;
   pipelineName: string;
   projectId: string;
   triggerId?: string;

@@ -10,6 +10,7 @@
 import { resolve } from 'node:path';
 import { snapshotRunCount, type ApprovalDecider, type Issue, type LogLine, type Pipeline, type Project, type PullRequestRef, type Run, type RunBranch, type RunFollowUp, type StepRun } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage, quote } from '../core/errors';
+import { findFailureCause } from '../core/failure-cause';
 import { newRunId } from '../core/ids';
 import {
   copyRun, isFinished, matchesFilter, resolveSelection, selectedLabels, slimRun, validateRunFilter, validateStartRequest, type StoredStepRun,
@@ -669,7 +670,7 @@ export class RunService {
         const continuing = takeContinuation(stepRun);
         const carried = continuing ? stepRun.usage : undefined;
         const attempt = continuing ? stepRun.attempt : stepRun.attempt + 1;
-        if (!continuing) for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message', 'sessionId'] as const) delete stepRun[key];
+        if (!continuing) for (const key of ['finishedAt', 'exitCode', 'error', 'output', 'usage', 'approval', 'prompt', 'systemPrompt', 'message', 'sessionId', 'cause'] as const) delete stepRun[key];
         Object.assign(stepRun, { attempt, status: 'running' }, continuing ? {} : { startedAt: this.now() });
         if (!continuing) this.logs.begin(run.id, step.id, attempt);
         this.changed(run);
@@ -791,6 +792,7 @@ export class RunService {
     this.rateLimitTimers.disarm(run.id);
     releaseRateLimitWait(stepRun);
     run.status = 'queued';
+        if (outcome.status === 'failed') await this.recordCause(run, stepRun, attempt);
     this.resuming.add(run.id);
     this.enqueue(run.id);
     this.changed(run);
@@ -804,6 +806,13 @@ export class RunService {
     this.rateLimitTimers.disarm(run.id);
     clearLiveness(stepRun);
     const error = `Stopped waiting for the model's usage limit to reset${comment ? `: ${comment}` : ''}`;
+  /** A failed attempt's cause (core/failure-cause.ts): the first error-looking line of its log's last 10,000, read back. */
+  private async recordCause(run: Run, stepRun: StepRun, attempt: number): Promise<void> {
+    const lines = await this.logs.read(run.id, stepRun.id, attempt, { limit: 10_000 }).catch(() => []);
+    const cause = findFailureCause(lines, stepRun.error);
+    if (cause) stepRun.cause = cause;
+  }
+
     Object.assign(stepRun, { status: 'failed', finishedAt: this.now(), error });
     if (!step.continueOnError) return this.finish(run, 'failed', `Step \`${step.id}\` failed: ${error}`);
     run.status = 'queued';

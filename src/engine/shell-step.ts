@@ -48,6 +48,18 @@ export function commandAsRun(command: string, values: Record<string, string>, se
   });
 }
 
+/**
+ * The log lines a command is echoed as, read like a CI run page: `$ ` before its first line and two
+ * spaces before each next one, so a script shows line by line as it was written. Blank lines
+ * before and after it are left out.
+ */
+export function echoLines(command: string): string[] {
+  const lines = command.split(/\r?\n/);
+  while (lines.length > 1 && lines[0]!.trim() === '') lines.shift();
+  while (lines.length > 1 && lines.at(-1)!.trim() === '') lines.pop();
+  return lines.map((line, index) => (index === 0 ? `$ ${line}` : line.trim() === '' ? '' : `  ${line}`));
+}
+
 export function createShellRunner(run: (options: RunProcessOptions) => Promise<ProcessResult> = runProcess): StepRunner {
   return async (attempt) => {
     const step = attempt.step as ShellStep;
@@ -76,7 +88,7 @@ export function createShellRunner(run: (options: RunProcessOptions) => Promise<P
     }
     if (prefix.length > 0) command = `${prefix.join('\n')}\n${command}`;
 
-    attempt.log(`$ ${commandAsRun(rendered.command, rendered.env, attempt.secrets)}`, 'info');
+    for (const line of echoLines(commandAsRun(rendered.command, rendered.env, attempt.secrets))) attempt.log(line, 'info');
     let errorTail = Buffer.alloc(0);
     try {
       const result = await run({

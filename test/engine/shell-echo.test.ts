@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ShellStep } from '../../src/core/api';
 import type { TemplateContext } from '../../src/core/template';
-import { commandAsRun, createShellRunner } from '../../src/engine/shell-step';
+import { commandAsRun, createShellRunner, echoLines } from '../../src/engine/shell-step';
 import type { StepAttempt } from '../../src/engine/steps';
 
 const echo = suite('shell step echo');
@@ -16,6 +16,11 @@ const template = (title: string): TemplateContext => ({
 
 /** Runs `command` with a fake process and answers the first log line. */
 async function echoed(command: string, title: string, secrets: string[] = []): Promise<string> {
+  return (await echoedLines(command, title, secrets))[0]!;
+}
+
+/** Runs `command` with a fake process and answers the log lines before the process's (the echo). */
+async function echoedLines(command: string, title: string, secrets: string[] = []): Promise<string[]> {
   const lines: string[] = [];
   const runner = createShellRunner(async () => ({ exitCode: 0, signal: null, timedOut: false, cancelled: false, output: '', durationMs: 1 }) as never);
   const step: ShellStep = { id: 'build', name: 'Build', kind: 'shell', command };
@@ -23,7 +28,7 @@ async function echoed(command: string, title: string, secrets: string[] = []): P
     runId: 'run_1', step, attempt: 1, workspace: '/w', template: template(title), environment: {}, secrets, timeoutMs: 1000,
     signal: new AbortController().signal, log: (line) => lines.push(line), output: () => undefined, record: () => {}, started: () => {},
   } as StepAttempt);
-  return lines[0]!;
+  return lines.slice(0, -1);
 }
 
 echo('shows the placeholders filled in, not the template', async () => {
@@ -43,6 +48,12 @@ echo('cuts a value over 200 characters with …', async () => {
 
 echo('leaves references it has no value for as they are', () => {
   assert.is(commandAsRun('echo ${FACTORY_T2} ${HOME}', { FACTORY_T1: 'a' }, []), 'echo ${FACTORY_T2} ${HOME}');
+});
+
+echo('a script is echoed line by line: `$ ` first, two spaces before each next line', async () => {
+  assert.equal(await echoedLines('echo "You chose: {{issue.title}}"\necho "Your comment: "\n', 'Ship it'), ['$ echo "You chose: Ship it"', '  echo "Your comment: "']);
+  assert.equal(echoLines('\n\nif true; then\r\n  make\n\nfi\n\n'), ['$ if true; then', '    make', '', '  fi']);
+  assert.equal(echoLines('ls'), ['$ ls']);
 });
 
 echo.run();
