@@ -17,6 +17,7 @@ import { setTimer } from '../core/timers';
 import type { RunLifecycleEvent, RunService } from '../engine/runs';
 import type { CommentBlock, CommentDocument, CommentInline } from './comment-text';
 import { pullRequestLink } from './github-pulls';
+import { livenessInWords, usageInWords } from './liveness-words';
 import { ProviderError, type TrackerProvider } from './provider';
 import type { TriggerStates } from './trigger-state';
 
@@ -237,20 +238,30 @@ export interface RunPullRequest {
  * end of the last step's output; a link to the run when known. Names, messages, errors and outputs
  * are outside text: each tracker's renderer (comment-text.ts) writes them so they stay inert.
  */
-export function runComment(run: Readonly<Run>, runUrl: string | undefined, pullRequests: readonly RunPullRequest[] = [], notice?: readonly CommentInline[]): CommentDocument {
+export function runComment(run: Readonly<Run>, runUrl: string | undefined, pullRequests: readonly RunPullRequest[] = [], notice?: readonly CommentInline[], now = Date.now()): CommentDocument {
   const words = (text: string): CommentInline => ({ kind: 'words', text });
   const outside = (text: string): CommentInline => ({ kind: 'outside', text });
   const status: CommentInline[] = [words(`Status: ${statusWords[run.status]}`)];
   const waiting = run.steps.find((step) => step.status === 'waiting');
   if (waiting) {
     status.push(words(' at '), outside(waiting.name));
-    if (waiting.message?.trim()) status.push(words(': '), outside(cut(waiting.message.trim(), messageLimit)));
+    // A step waiting out the model's usage limit says when it goes on (liveness-words.ts).
+    if (waiting.liveness === 'rateLimited') status.push(words(`: ${livenessInWords(waiting, now)}`));
+    else if (waiting.message?.trim()) status.push(words(': '), outside(cut(waiting.message.trim(), messageLimit)));
   } else if (run.status === 'running') {
     const index = run.steps.findIndex((step) => step.status === 'running');
-    if (index >= 0) status.push(words(` (step ${index + 1} of ${run.steps.length}: `), outside(run.steps[index]!.name), words(')'));
+    const liveness = index >= 0 ? livenessInWords(run.steps[index]!, now) : '';
+    if (index >= 0) status.push(words(` (step ${index + 1} of ${run.steps.length}: `), outside(run.steps[index]!.name), words(liveness ? `, ${liveness})` : ')'));
   } else if (run.finishedAt !== undefined && run.startedAt !== undefined) status.push(words(` in ${formatDuration(run.finishedAt - run.startedAt)}`));
   const blocks: CommentBlock[] = [{ kind: 'paragraph', parts: status }];
   if (run.status === 'failed' || run.status === 'rejected') blocks.push({ kind: 'paragraph', parts: [words('Error: '), outside(cut(run.error ?? 'unknown error', messageLimit))] });
+  // What the agents used: the run's total, then each step's.
+  const used = usageInWords(run.usage);
+  if (used) {
+    const steps = run.steps.filter((step) => usageInWords(step.usage));
+    const each = steps.length > 1 ? steps.flatMap((step, index): CommentInline[] => [words(index === 0 ? ' (' : '; '), outside(step.name), words(` ${usageInWords(step.usage)}`)]) : [];
+    blocks.push({ kind: 'paragraph', parts: [words(`Used ${used}`), ...each, ...(each.length ? [words(')')] : [])] });
+  }
   const decision = latestDecision(run);
   if (decision) blocks.push({ kind: 'paragraph', parts: decision });
   if (notice?.length) blocks.push({ kind: 'paragraph', parts: [...notice] });

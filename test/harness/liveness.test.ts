@@ -9,6 +9,9 @@ import type { AgentStep, Run, StepLiveness } from '../../src/core/api';
 import { LivenessTracker, livenessAt, quietAfterMs, type LivenessReport } from '../../src/engine/liveness';
 import { totalUsage } from '../../src/engine/rate-limit-waits';
 import { AgentWatch } from '../../src/harness/agent-watch';
+import { commentMarkdown } from '../../src/triggers/comment-text';
+import { clockInWords } from '../../src/triggers/liveness-words';
+import { runComment } from '../../src/triggers/write-back';
 import { startTestFactory, type TestFactory } from '../helpers/factory';
 import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
 
@@ -76,6 +79,22 @@ words('a stall with onStall cancel aborts the process once and settles as cancel
       watch.stop();
     }
   }
+});
+
+words('the tracker comment says the liveness with its time, and at the end what was used in all and by each step', () => {
+  const now = Date.UTC(2026, 2, 10, 9, 30);
+  const base: Run = { id: 'run_1', pipelineId: 'p', pipelineName: 'Feature', projectId: 'pr', variables: {}, status: 'running', createdAt: now - 600_000, startedAt: now - 600_000, steps: [] };
+  const quiet = runComment({ ...base, steps: [{ id: 'code', name: 'Code', kind: 'agent', status: 'running', attempt: 1, liveness: 'stalled', livenessSince: now - 12 * 60_000 }] }, undefined, [], undefined, now);
+  assert.match(commentMarkdown(quiet), /Status: ◔ running \(step 1 of 1: ` Code `, stalled: no output for 12 min\)/, commentMarkdown(quiet));
+  const limited = runComment({ ...base, status: 'waiting', steps: [{ id: 'code', name: 'Code', kind: 'agent', status: 'waiting', attempt: 1, liveness: 'rateLimited', resumeAt: now + 35 * 60_000, livenessSince: now }] }, undefined, [], undefined, now);
+  assert.ok(commentMarkdown(limited).includes(`at \` Code \`: rate limited, resumes ${clockInWords(now + 35 * 60_000, now)}`), commentMarkdown(limited));
+  assert.is(clockInWords(now + 35 * 60_000, now, 'UTC'), '10:05 UTC');
+  assert.is(clockInWords(now + 24 * 3600_000, now, 'UTC'), '11 Mar, 09:30 UTC');
+  const done = runComment({ ...base, status: 'succeeded', finishedAt: now, usage: { inputTokens: 40_000, outputTokens: 1200, costUsd: 0.62 }, steps: [
+    { id: 'plan', name: 'Plan', kind: 'agent', status: 'succeeded', attempt: 1, usage: { inputTokens: 10_000, outputTokens: 200, costUsd: 0.12 } },
+    { id: 'code', name: 'Code', kind: 'agent', status: 'succeeded', attempt: 1, usage: { inputTokens: 30_000, outputTokens: 1000, costUsd: 0.5 } },
+  ] }, undefined, [], undefined, now);
+  assert.ok(commentMarkdown(done).includes('Used 41k tokens · $0.62 (` Plan ` 10k tokens · $0.12; ` Code ` 31k tokens · $0.50)'), commentMarkdown(done));
 });
 
 // ─── Through the engine ───

@@ -14,6 +14,7 @@ import { confirmAction } from './dialog';
 import { glyphElement, LogView, type LogViewOptions } from './log-view';
 import { pullRequestSection } from './pull-request';
 import { runTime, runTitle, statusPill, stepTime } from './runs';
+import { livenessElement, livenessKey, tickLiveness, usageParts } from './liveness';
 
 const finished: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled', 'rejected'];
 const cancellable: readonly RunStatus[] = ['queued', 'running', 'waiting'];
@@ -32,19 +33,6 @@ interface Selection {
   attempt?: number;
 }
 
-function formatTokens(count: number): string {
-  return count >= 10_000 ? `${Math.round(count / 1000)}k` : count >= 1000 ? `${(count / 1000).toFixed(1)}k` : String(count);
-}
-
-function usageText(step: StepRun): string[] {
-  const usage = step.usage;
-  if (!usage) return [];
-  const parts: string[] = [];
-  const tokens = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
-  if (tokens > 0) parts.push(`${formatTokens(tokens)} tokens`);
-  if (usage.costUsd !== undefined) parts.push(`$${usage.costUsd.toFixed(usage.costUsd < 0.1 ? 3 : 2)}`);
-  return parts;
-}
 
 /** How long a step took, or has taken so far (the end of its run, for one that never finished). */
 /** A duration; `live` ones tick (data-started) in the screen's ticker. */
@@ -148,6 +136,7 @@ class RunView {
       h('a', { href: `#/pipelines/${encodeURIComponent(run.pipelineId)}`, class: 'meta' }, run.pipelineName),
       h('span', { class: 'meta' }, 'Started ', timeElement(run.startedAt ?? run.createdAt)),
       run.startedAt ? h('span', { class: 'meta', 'data-test': 'run-duration', title: 'The time its steps took' }, 'Duration ', durationElement(elapsed, live)) : null,
+      run.usage ? h('span', { class: 'meta', 'data-test': 'run-usage', title: 'Every step together' }, `Used ${usageParts(run.usage).join(' · ')}`) : null,
       run.branch && !run.workspace ? h('span', { class: 'meta run-branch', 'data-test': 'run-branch' }, 'Its worktree was removed; its work is on branch ', h('code', {}, run.branch), ': a retry makes the worktree again from it.') : null);
     const problem = runProblem(run);
     this.runError.hidden = !problem;
@@ -167,7 +156,8 @@ class RunView {
       const details: (string | HTMLElement | null)[] = [label.text];
       if (step.attempt > 1) details.push(`attempt ${step.attempt}`);
       details.push(step.startedAt ? durationElement(stepTime(run, step), !step.finishedAt && !run.finishedAt) : null);
-      details.push(...usageText(step));
+      details.push(livenessElement(step));
+      details.push(...usageParts(step.usage));
       const meta = h('span', { class: 'meta step-meta' });
       details.filter((part) => part !== null && part !== '').forEach((part, index) => {
         if (index > 0) meta.appendChild(document.createTextNode(' · '));
@@ -403,13 +393,30 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     replace(view.pullRequest, pullRequestSection(context, current, runs));
   }
 
-  /** The card of the approval step that waits, above everything else; kept while the same attempt waits. */
+  /** The card of the approval step that waits, above everything else; kept while the same attempt waits. A step waiting out the model's usage limit gets its own card. */
   function renderApproval(current: Run): void {
     const step = current.steps.find((candidate) => candidate.kind === 'approval' && candidate.status === 'waiting');
-    const key = step ? `${step.id}:${step.attempt}` : '';
+    const limited = current.steps.find((candidate) => candidate.status === 'waiting' && candidate.liveness === 'rateLimited');
+    const key = step ? `${step.id}:${step.attempt}` : limited ? `limit:${limited.id}:${limited.resumeAt}` : '';
     if (key === approvalKey) return;
     approvalKey = key;
-    replace(view.approvalHost, step ? view.approvalCard(step, choicesOf(step.id), (approved, comment, selected) => decide(step.id, approved, comment, selected)) : null);
+    replace(view.approvalHost, step ? view.approvalCard(step, choicesOf(step.id), (approved, comment, selected) => decide(step.id, approved, comment, selected))
+      : limited ? rateLimitCard(limited) : null);
+  }
+
+  /** A step waiting out the model's usage limit: when it goes on, and Resume now / Stop waiting (approveStep true / false). */
+  function rateLimitCard(step: StepRun): HTMLElement {
+    const act = (button: HTMLButtonElement, go: boolean) => void runAction(button, go ? 'Resuming…' : 'Stopping…', async () => {
+      await api.approveStep(runId, step.id, go);
+      context.toast(go ? 'Resumed' : 'Stopped waiting');
+      scheduleFetch();
+    });
+    const resume: HTMLButtonElement = h('button', { type: 'button', class: 'primary', 'data-test': 'resume-now', onclick: () => act(resume, true) }, 'Resume now');
+    const stop: HTMLButtonElement = h('button', { type: 'button', 'data-test': 'stop-waiting', onclick: () => act(stop, false) }, 'Stop waiting');
+    return h('section', { class: 'approval-card rate-limit-card', 'data-test': 'rate-limit-card', 'aria-label': `${step.name} waits for the model's usage limit` },
+      h('h3', {}, glyphElement(statusLabel('waiting').glyph), step.name, ': ', livenessElement(step)),
+      h('p', { class: 'approval-message' }, 'The model provider\'s usage limit stopped the agent. It goes on in its own session when the limit resets; this is not a failed attempt.'),
+      h('div', { class: 'approval-actions' }, resume, stop));
   }
 
   function renderActions(current: Run): void {
@@ -585,6 +592,7 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     const now = Date.now();
     for (const element of view.element.querySelectorAll<HTMLElement>('.live-duration[data-started]')) element.textContent = duration(now - Number(element.dataset.started));
     for (const element of view.element.querySelectorAll<HTMLElement>('time[data-at]')) element.textContent = relativeTime(Number(element.dataset.at), now);
+    tickLiveness(view.element, now);
   }, 1000);
 
   view.title.textContent = 'Loading…';
@@ -600,6 +608,19 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
       }
       seenInSnapshot = true;
       if (signature(slim) !== lastSignature) scheduleFetch();
+      else if (run && livenessKey(slim.steps, slim.usage) !== livenessKey(run.steps, run.usage)) {
+        // Liveness and usage change while a step runs: taken from the slim run, without reading the whole run again.
+        for (const step of run.steps) {
+          const fresh = slim.steps.find((candidate) => candidate.id === step.id);
+          for (const field of ['liveness', 'livenessSince', 'resumeAt', 'usage'] as const) {
+            if (fresh?.[field] === undefined) delete step[field];
+            else (step as unknown as Record<string, unknown>)[field] = fresh[field];
+          }
+        }
+        if (slim.usage) run.usage = slim.usage;
+        else delete run.usage;
+        render();
+      }
       renderPullRequest();
     },
     dispose() {

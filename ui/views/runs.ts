@@ -10,6 +10,7 @@ import { duration, h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { glyphElement } from './log-view';
 import { pullRequestChip } from './pull-request';
+import { livenessElement, tickLiveness, usageParts } from './liveness';
 import { missingAgents, missingAgentsNotice } from './readiness';
 
 const runStatuses: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'];
@@ -144,7 +145,7 @@ class RunsView {
       seen.add(run.id);
       const source = sources(run);
       const pullRequest = pullRequestChip(run, runs);
-      const signature = `${run.status}|${runTitle(run)}|${run.issue?.key ?? ''}|${run.startedAt ?? ''}|${run.finishedAt ?? ''}|${runProgress(run)}|${source}|${pullRequest?.textContent ?? ''}`;
+      const signature = `${run.status}|${runTitle(run)}|${run.issue?.key ?? ''}|${run.startedAt ?? ''}|${run.finishedAt ?? ''}|${runProgress(run)}|${source}|${pullRequest?.textContent ?? ''}|${usageParts(run.usage).join(' ')}|${run.steps.map((step) => `${step.liveness ?? ''}${step.livenessSince ?? ''}${step.resumeAt ?? ''}`).join(',')}`;
       let row = this.rows.get(run.id);
       if (!row || row.signature !== signature) {
         const durationElement = h('span', { class: 'run-row-duration meta' });
@@ -157,6 +158,7 @@ class RunsView {
       }
       const runTime = runDuration(run, now);
       if (row.durationElement.textContent !== runTime) row.durationElement.textContent = runTime;
+      tickLiveness(row.element, now);
       const expected: Element | null = previous ? previous.nextElementSibling : this.list.firstElementChild;
       if (expected !== row.element) this.list.insertBefore(row.element, expected);
       previous = row.element;
@@ -170,15 +172,19 @@ class RunsView {
 
   private rowElement(run: Run, source: string, durationElement: HTMLElement, pullRequest: HTMLElement | null): HTMLElement {
     const progress = runProgress(run);
+    // The step running or waiting: how it is doing ("quiet for 4 min", "rate limited, resumes 14:05").
+    const live = run.steps.find((step) => step.liveness && (step.status === 'running' || step.status === 'waiting'));
+    const cost = usageParts(run.usage).join(' · ');
     return h('li', { class: 'run-item' },
       h('a', { class: 'run-row', href: `#/runs/${encodeURIComponent(run.id)}`, 'data-test': 'run-row', 'data-run-id': run.id },
         statusPill(run.status),
         h('span', { class: 'run-row-title' }, run.issue?.key ? h('span', { class: 'run-row-key meta' }, run.issue.key) : null, runTitle(run), pullRequest),
         // One cell on a phone, three columns on a desktop.
         h('span', { class: 'run-row-facts meta' },
-          h('span', { class: 'run-row-step', 'data-test': 'run-step', title: progress }, progress),
+          h('span', { class: 'run-row-step', 'data-test': 'run-step', title: progress }, progress, live ? [' · ', livenessElement(live)] : null),
           h('span', { class: 'run-row-pipeline', title: run.pipelineName }, run.pipelineName),
-          h('span', { class: 'run-row-source', 'data-test': 'run-source', title: `Started ${run.triggerId ? `by the trigger ${source}` : 'by hand'}` }, source)),
+          h('span', { class: 'run-row-source', 'data-test': 'run-source', title: `Started ${run.triggerId ? `by the trigger ${source}` : 'by hand'}` }, source),
+          h('span', { class: 'run-row-usage', 'data-test': 'run-usage', title: cost ? 'What its agents used' : '' }, cost)),
         h('span', { class: 'run-row-started meta' }, timeElement(run.startedAt ?? run.createdAt)),
         durationElement));
   }
