@@ -89,6 +89,20 @@ function lastIs(fake: FakeLinear, session: FakeAgentSession, line: string): () =
   return () => shown(fake, session).at(-1) === line;
 }
 
+/** Delegates a new issue to a new agent trigger, and waits until the session's last activity is `until`. */
+async function delegate(context: Context, steps: Step[], title: string, until: string, extra: Partial<TriggerInput> = {}) {
+  const trigger = await agentTrigger(context, steps, extra);
+  const session = context.fake.openAgentSession(context.fake.addIssue({ title }));
+  await send(context, trigger.id, context.fake.agentSessionPayload('created', session));
+  await waitFor(lastIs(context.fake, session, until), 10_000, `the session to show ${until}`);
+  return { trigger, session, runId: await started(context, session) };
+}
+
+/** A person writes in the session (by default the session's creator, Grace Hopper). */
+function say(context: Context, triggerId: string, session: FakeAgentSession, text: string, options: Parameters<FakeLinear['prompt']>[2] = {}) {
+  return send(context, triggerId, context.fake.agentSessionPayload('prompted', session, context.fake.prompt(session, text, options)));
+}
+
 // ─── Created ───
 
 agent('a delegated issue runs its pipeline: a first thought, an action as each step starts and ends, a response with the run link', async (context) => {
@@ -175,23 +189,31 @@ agent('an approval with choices is a select elicitation, and the chosen option d
 
 agent('free text: approve and reject words decide with the rest as the comment; other text asks again', async (context) => {
   const { fake, factory } = context;
-  const trigger = await agentTrigger(context, [approval('review', 'Ship it?'), shell('ship', 'echo shipped')]);
-  const session = fake.openAgentSession(fake.addIssue({ title: 'Review me' }));
-  await send(context, trigger.id, fake.agentSessionPayload('created', session));
-  await waitFor(lastIs(fake, session, 'elicitation'), 10_000, 'the question');
-  await send(context, trigger.id, fake.agentSessionPayload('prompted', session, fake.prompt(session, 'What does this change?')));
+  const { trigger, session, runId } = await delegate(context, [approval('review', 'Ship it?'), shell('ship', 'echo shipped')], 'Review me', 'elicitation');
+  await say(context, trigger.id, session, 'What does this change?');
   await waitFor(() => shown(fake, session).filter((line) => line === 'elicitation').length === 2, 10_000, 'the question asked again');
   assert.match(bodies(fake, session, 'elicitation')[1]!, 'Factory did not read “What does this change?” as a decision. Answer **approve** or **reject**');
-  const runId = await started(context, session);
   assert.is((await factory.api.getRun(runId))!.status, 'waiting', 'a question decides nothing');
-  await send(context, trigger.id, fake.agentSessionPayload('prompted', session, fake.prompt(session, 'Reject: not before the release')));
+  await say(context, trigger.id, session, 'Reject: not before the release');
   const done = await factory.waitForRun(runId, ['rejected']);
   assert.equal(done.steps[0]!.approval, { approved: false, comment: 'not before the release', at: done.steps[0]!.approval!.at, by: { name: 'Grace Hopper', via: 'linear' } });
   await waitFor(lastIs(fake, session, 'response'), 10_000, 'the end');
   assert.match(bodies(fake, session, 'response')[0]!, 'Rejected: Rejected at step `review`: not before the release');
-  await send(context, trigger.id, fake.agentSessionPayload('prompted', session, fake.prompt(session, 'approve')));
+  await say(context, trigger.id, session, 'approve');
   await waitFor(() => bodies(fake, session, 'response').length === 2, 10_000, 'the answer to a late prompt');
   assert.is(bodies(fake, session, 'response')[1], 'This run has ended (rejected); delegate the issue again for a new run.');
+});
+
+agent('with approvers set, only they decide; others are told so', async (context) => {
+  const { fake, factory } = context;
+  const { trigger, session, runId } = await delegate(context, [approval('review', 'Ship it?')], 'Guarded', 'elicitation', { approvers: ['ADA@example.com'] });
+  await say(context, trigger.id, session, 'approve');
+  await waitFor(lastIs(fake, session, 'thought'), 10_000, 'the refusal');
+  assert.is(bodies(fake, session, 'thought')[1], "Grace Hopper is not among the trigger's approvers, so Factory did not act on this.");
+  assert.is((await factory.api.getRun(runId))!.status, 'waiting');
+  await say(context, trigger.id, session, 'approve', { user: fake.viewer });
+  const done = await factory.waitForRun(runId, ['succeeded', 'failed']);
+  assert.equal(done.steps[0]!.approval!.by, { name: 'Ada Lovelace', via: 'linear' });
 });
 
 agent('how words are read as a decision', () => {
@@ -213,16 +235,12 @@ agent('how words are read as a decision', () => {
 
 agent('stop cancels the run and ends with a response; text while it works is guidance or a note in the run log', async (context) => {
   const { fake, factory } = context;
-  const trigger = await agentTrigger(context, [shell('long', 'sleep 30'), shell('never', 'echo never')]);
-  const session = fake.openAgentSession(fake.addIssue({ title: 'Long work' }));
-  await send(context, trigger.id, fake.agentSessionPayload('created', session));
-  await waitFor(lastIs(fake, session, 'action long'), 10_000, 'the long step to start');
-  const runId = await started(context, session);
-  await send(context, trigger.id, fake.agentSessionPayload('prompted', session, fake.prompt(session, 'Keep it short')));
+  const { trigger, session, runId } = await delegate(context, [shell('long', 'sleep 30'), shell('never', 'echo never')], 'Long work', 'action long');
+  await say(context, trigger.id, session, 'Keep it short');
   await waitFor(lastIs(fake, session, 'thought'), 10_000, 'the note');
   assert.is(bodies(fake, session, 'thought')[1], "Noted in the run's log: no agent step is left to take it as guidance.");
   assert.ok((await factory.api.readRunLog(runId)).some((line) => line.line === 'Linear: Grace Hopper wrote “Keep it short” (no agent step is left to take it)'));
-  await send(context, trigger.id, fake.agentSessionPayload('prompted', session, fake.prompt(session, 'Stop', { signal: 'stop' })));
+  await say(context, trigger.id, session, 'Stop', { signal: 'stop' });
   const done = await factory.waitForRun(runId, ['cancelled', 'succeeded', 'failed']);
   assert.is(done.status, 'cancelled');
   await waitFor(lastIs(fake, session, 'response'), 10_000, 'the final response');
@@ -232,12 +250,9 @@ agent('stop cancels the run and ends with a response; text while it works is gui
 
 agent('text while the run works goes to the next agent step as guidance, after its prompt is rendered', async (context) => {
   const { fake, factory } = context;
-  const trigger = await agentTrigger(context, [shell('wait', 'while [ ! -f go ]; do sleep 0.05; done'), { id: 'implement', name: 'Implement', kind: 'agent', prompt: 'Implement {{issue.title}}', harnessId: 'claude' }]);
-  const session = fake.openAgentSession(fake.addIssue({ title: 'Dark mode' }));
-  await send(context, trigger.id, fake.agentSessionPayload('created', session));
-  await waitFor(lastIs(fake, session, 'action wait'), 10_000, 'the first step');
-  const runId = await started(context, session);
-  await send(context, trigger.id, fake.agentSessionPayload('prompted', session, fake.prompt(session, 'Use the v2 API, not {{vars.token}}')));
+  const steps: Step[] = [shell('wait', 'while [ ! -f go ]; do sleep 0.05; done'), { id: 'implement', name: 'Implement', kind: 'agent', prompt: 'Implement {{issue.title}}', harnessId: 'claude' }];
+  const { trigger, session, runId } = await delegate(context, steps, 'Dark mode', 'action wait');
+  await say(context, trigger.id, session, 'Use the v2 API, not {{vars.token}}');
   await waitFor(lastIs(fake, session, 'thought'), 10_000, 'the acknowledgement');
   assert.is(bodies(fake, session, 'thought')[1], 'Noted: the next agent step, Implement, gets this as guidance.');
   writeFileSync(join((await factory.api.getRun(runId))!.workspace!, 'go'), '');
@@ -253,15 +268,11 @@ agent('text while the run works goes to the next agent step as guidance, after i
 
 agent('a run waiting on a question survives a restart, posts nothing twice, and takes its answer', async (context) => {
   const { fake } = context;
-  const trigger = await agentTrigger(context, [approval('review', 'Ship it?')]);
-  const session = fake.openAgentSession(fake.addIssue({ title: 'Across a restart' }));
-  await send(context, trigger.id, fake.agentSessionPayload('created', session));
-  await waitFor(lastIs(fake, session, 'elicitation'), 10_000, 'the question');
-  const runId = await started(context, session);
+  const { trigger, session, runId } = await delegate(context, [approval('review', 'Ship it?')], 'Across a restart', 'elicitation');
   await context.factory.close();
   await open(context);
   assert.is((await context.factory.api.getRun(runId))!.status, 'waiting');
-  await send(context, trigger.id, fake.agentSessionPayload('prompted', session, fake.prompt(session, 'approve')));
+  await say(context, trigger.id, session, 'approve');
   const done = await context.factory.waitForRun(runId, ['succeeded', 'failed']);
   assert.equal(done.steps[0]!.approval!.by, { name: 'Grace Hopper', via: 'linear' });
   await waitFor(lastIs(fake, session, 'response'), 10_000, 'the end');

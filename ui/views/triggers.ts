@@ -203,6 +203,7 @@ class TriggerEditor {
   private readonly maxFollowUps = h('input', { type: 'number', min: 0, max: 1000, step: 1, inputmode: 'numeric', class: 'narrow' });
   private readonly filterInputs: { field: FilterField; input: HTMLInputElement | HTMLTextAreaElement }[] = [];
   private readonly comment = checkbox('Comment on the issue (one comment per run, kept current)', false);
+  private readonly agent = checkbox('Start runs from agent sessions instead of the filter', false);
   private readonly marks = { started: h('input', { type: 'text' }), succeeded: h('input', { type: 'text' }), failed: h('input', { type: 'text' }) };
 
   constructor(private readonly context: AppContext, private readonly trigger: TriggerConfig | undefined, draft: { kind: TriggerKind; name: string },
@@ -283,6 +284,7 @@ class TriggerEditor {
       this.fields.field('pipelineId', 'Runs pipeline', this.pipeline),
       this.enabled.element,
       this.provider ? this.providerFields(this.provider) : null,
+      this.kind === 'linear' ? this.agentGroup() : null,
       this.fields.field('webhookSecret', 'Webhook secret',
         h('div', { class: 'input-row' }, this.secret, show, ownSecret ? regenerate : null, clear)),
       this.secretHint,
@@ -329,6 +331,13 @@ class TriggerEditor {
       this.fields.field('connectionId', 'Account', this.connection), this.connectionNote,
       h('div', { class: 'form-grid' }, filters, this.fields.field('pollIntervalSec', 'Poll every (seconds)', this.pollInterval, 'Default 60, at least 15.'), followUps),
     ];
+  }
+
+  /** A Linear trigger as the workspace's agent: runs start from delegated or mentioned issues (issue 27). */
+  private agentGroup(): HTMLElement {
+    this.agent.input.checked = this.trigger?.agent === true;
+    return this.fields.group('agent', 'Linear agent', this.agent.element,
+      'Runs start from issues delegated to your Linear app or where it is mentioned, and the issue shows the run; the filter and polling are not used. In the app’s settings in Linear, enable webhooks with Agent session events, sent to the URL below, and set the app’s webhook signing secret here (required).');
   }
 
   /** What a run reports back on its issue: a comment, and marks when it starts and ends. */
@@ -401,6 +410,7 @@ class TriggerEditor {
     if (!this.provider) return input;
     if (!input.webhookSecret) delete input.webhookSecret;
     input.connectionId = this.connection.value;
+    if (this.kind === 'linear' && this.agent.input.checked) input.agent = true;
     if (this.pollInterval.value.trim()) input.pollIntervalSec = Number(this.pollInterval.value);
     const filter: Record<string, string | string[]> = {};
     for (const { field, input: control } of this.filterInputs) {
