@@ -195,7 +195,7 @@ export function createApi(services: Services): FactoryApi & Doors {
     deleteChannel: (id) => channels.deleteChannel(id),
     testChannel: (channel) => channels.testChannel(channel),
     markInboxRead: (ids) => inbox.markRead(ids),
-    clearInbox: () => inbox.clear(),
+    clearInbox: (ids) => inbox.clear(ids),
 
     // Settings and desktop functions
     async saveSettings(input) {

@@ -78,11 +78,19 @@ export class Inbox {
     return this.file.markRead(wanted ? changed.map((item) => item.id) : 'all', this.now(), () => this.items);
   }
 
-  /** Removes every item; the file is rewritten empty. */
-  clear(): Promise<void> {
-    this.items = [];
+  /**
+   * Removes the given items, or every item when `ids` is undefined or null; the file is rewritten
+   * with what is left. Naming the items lets a screen hold Clear back behind its Undo toast
+   * without removing an item that arrived meanwhile, unseen.
+   */
+  clear(ids?: unknown): Promise<void> {
+    if (ids !== undefined && ids !== null && (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))) {
+      return Promise.reject(new ValidationError(`clearInbox takes a list of inbox item ids, or nothing for all, not ${quote(ids)}`));
+    }
+    const removed = ids ? new Set(ids as string[]) : undefined;
+    this.items = removed ? this.items.filter((item) => !removed.has(item.id)) : [];
     this.changed();
-    return this.file.rewrite([]);
+    return this.file.rewrite(this.items);
   }
 
   /** Waits for every queued write, then closes the file. */

@@ -743,7 +743,8 @@ export interface FactoryMethods {
   deleteChannel(id: string): Promise<void>;
   testChannel(channel: ChannelInput): Promise<TestResult>;
   markInboxRead(ids?: string[]): Promise<void>;
-  clearInbox(): Promise<void>;
+  /** Removes the given items (what the person saw), or all when none are named. */
+  clearInbox(ids?: string[]): Promise<void>;
   // Settings and desktop functions
   saveSettings(settings: SettingsInput): Promise<Settings>;
   pickDirectory(): Promise<string | null>;
@@ -832,7 +833,7 @@ export const methods = {
   deleteChannel: any(1),
   testChannel: any(1),
   markInboxRead: any(1),
-  clearInbox: any(0),
+  clearInbox: any(1),
   saveSettings: any(1),
   pickDirectory: desktop(0),
   openExternal: desktop(1),

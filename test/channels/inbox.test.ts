@@ -65,6 +65,17 @@ inbox('clear empties the inbox and its file', async ({ store, dir }) => {
   assert.equal((await Inbox.open(store, () => undefined)).latest().map((item) => item.title), ['after clear']);
 });
 
+inbox('clear with ids removes only those: an item that came after the person looked stays', async ({ store }) => {
+  const box = await Inbox.open(store, () => undefined);
+  const seen = [await box.add({ kind: 'run.failed', title: 'seen 1' }), await box.add({ kind: 'run.succeeded', title: 'seen 2' })];
+  await box.add({ kind: 'run.waiting', title: 'arrived during Undo', runId: 'run_9' });
+  await box.clear(seen.map((item) => item.id));
+  assert.equal(box.latest().map((item) => item.title), ['arrived during Undo']);
+  await rejects(box.clear('all' as never), /list of inbox item ids/);
+  await box.close();
+  assert.equal((await Inbox.open(store, () => undefined)).latest().map((item) => item.title), ['arrived during Undo'], 'the file holds what is left');
+});
+
 inbox('the file stays bounded: old items are compacted away', async ({ store, dir }) => {
   const box = await Inbox.open(store, () => undefined);
   for (let index = 0; index < inboxLimit * 2 + 50; index++) await box.add({ kind: 'run.succeeded', title: `item ${index}` });
