@@ -152,6 +152,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const connections = new ConnectionService(config, providers);
   const triggers = await TriggerService.open({
     store, config, runs, connections, providers: { ...providers, 'github-review': githubReviewProvider(runs) }, runUrl, events,
+    linearToken: (connection, call) => linearOAuth.withFreshToken(connection, call),
     failed: (trigger, message) => notices.triggerError(message, trigger.name),
     ...options.triggerTuning,
   });

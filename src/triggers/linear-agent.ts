@@ -120,6 +120,8 @@ export interface LinearAgentOptions {
   runUrl: (runId: string) => string | undefined;
   now: () => number;
   retryDelaysMs?: readonly number[];
+  /** Runs a call with the account's token fresh (an app installation refreshes it: linear-oauth.ts); default: as it is. */
+  withFreshToken?: <T>(connection: Connection, call: (fresh: Connection) => Promise<T>) => Promise<T>;
 }
 
 export class LinearAgentSessions {
@@ -228,7 +230,7 @@ export class LinearAgentSessions {
     const cacheKey = `${connection.id} ${connection.token}`;
     let workspace = this.workspaces.get(cacheKey);
     if (!workspace) {
-      workspace = workspaceOf(connection);
+      workspace = this.fresh(connection, workspaceOf);
       this.workspaces.set(cacheKey, workspace);
       workspace.catch(() => this.workspaces.delete(cacheKey));
     }
@@ -503,8 +505,8 @@ export class LinearAgentSessions {
       for (let tries = 0; ; tries++) {
         try {
           if (!connection) throw new ProviderError('the trigger or its Linear account is gone');
-          if (next.link) await linkAgentSession(connection, sessionId, next.link);
-          else await createAgentActivity(connection, { id: next.id, agentSessionId: sessionId, content: next.content!, ...(next.ephemeral ? { ephemeral: true } : {}), ...(next.signal ? { signal: next.signal } : {}), ...(next.signalMetadata ? { signalMetadata: next.signalMetadata } : {}) });
+          if (next.link) await this.fresh(connection, (current) => linkAgentSession(current, sessionId, next.link!));
+          else await this.fresh(connection, (current) => createAgentActivity(current, { id: next.id, agentSessionId: sessionId, content: next.content!, ...(next.ephemeral ? { ephemeral: true } : {}), ...(next.signal ? { signal: next.signal } : {}), ...(next.signalMetadata ? { signalMetadata: next.signalMetadata } : {}) }));
           break;
         } catch (error) {
           const retryable = !(error instanceof ProviderError) || error.retryable || error.retryAt !== undefined;
@@ -523,6 +525,10 @@ export class LinearAgentSessions {
       delete next.signalMetadata;
     }
     await this.save();
+  }
+
+  private fresh<T>(connection: Connection, call: (current: Connection) => Promise<T>): Promise<T> {
+    return this.options.withFreshToken ? this.options.withFreshToken(connection, call) : call(connection);
   }
 
   private note(session: SessionRecord, line: string): void {

@@ -15,7 +15,7 @@ import { Admission, ignoredAnswer, type DeliveryAnswer } from './admission';
 import { ApprovalCommands } from './approval-commands';
 import type { ConnectionService } from './connections';
 import { Poller } from './poller';
-import { LinearAgentSessions } from './linear-agent';
+import { LinearAgentSessions, type LinearAgentOptions } from './linear-agent';
 import type { IncomingWebhook, TrackerProvider, WebhookProvider, WebhookVerdict } from './provider';
 import { genericWebhookProvider } from './providers/generic';
 import { TriggerStates } from './trigger-state';
@@ -42,6 +42,8 @@ export interface TriggerServiceOptions {
   runUrl: (runId: string) => string | undefined;
   /** The engine's events: Linear agent sessions follow the output of running steps. */
   events?: Parameters<LinearAgentSessions['open']>[0];
+  /** Runs a call with a Linear account's token fresh (an app installation's is refreshed: linear-oauth.ts). */
+  linearToken?: LinearAgentOptions['withFreshToken'];
   /** Write-back retry waits (tests shorten them). */
   writeBackRetryDelaysMs?: readonly number[];
   /** How soon a trigger that never polled polls (tests lengthen it to poll by hand only). */
@@ -81,6 +83,7 @@ export class TriggerService {
     });
     this.agentSessions = new LinearAgentSessions({
       store: options.store, states: this.records, runs: options.runs, connection, trigger, runUrl: options.runUrl, now,
+      ...(options.linearToken ? { withFreshToken: options.linearToken } : {}),
       pipeline: (id) => config.current.pipelines.find((pipeline) => pipeline.id === id),
     });
   }

@@ -271,9 +271,9 @@ export class FakeLinear {
     const userPayload = (person: FakeUser) => ({ id: person.id, name: person.name, email: person.email, url: `https://linear.app/acme/profiles/${person.id}`, avatarUrl: null });
     return {
       type: 'AgentSessionEvent', action, createdAt: new Date(at).toISOString(), organizationId: session.organizationId,
-      oauthClientId: 'oauth-client-1', appUserId: this.viewer.id, webhookId: 'webhook-agent-1', webhookTimestamp: at,
+      oauthClientId: this.oauthApp.clientId, appUserId: this.appUser.id, webhookId: 'webhook-agent-1', webhookTimestamp: at,
       agentSession: {
-        id: session.id, type: 'commentThread', status: action === 'created' ? 'pending' : 'active', appUserId: this.viewer.id, organizationId: session.organizationId,
+        id: session.id, type: 'commentThread', status: action === 'created' ? 'pending' : 'active', appUserId: this.appUser.id, organizationId: session.organizationId,
         createdAt: new Date(at).toISOString(), updatedAt: new Date(at).toISOString(), creatorId: session.creator.id, creator: userPayload(session.creator),
         issueId: issue.id, issue: { id: issue.id, identifier: issue.identifier, title: issue.title, description: issue.description, url: issueUrl(issue), teamId: issue.team.id, team: teamView(issue.team) },
         ...(session.comment ? { commentId: session.comment.id, comment: { id: session.comment.id, body: session.comment.body, issueId: issue.id, userId: session.comment.user.id } } : {}),

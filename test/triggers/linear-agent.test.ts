@@ -37,6 +37,7 @@ async function open(context: Context, overrides: Record<string, unknown> = {}): 
     dir: context.dir, now,
     overrides: { webhookServer: { enabled: true, port }, remoteAccess: { enabled: true, port: remote }, ...overrides },
     triggerTuning: { firstPollDelayMs: 3600_000, now },
+    linearOAuth: { authorizeUrl: `${context.fake.url}/oauth/authorize` },
   });
   context.hooks = `http://127.0.0.1:${port}/hooks`;
 }
@@ -342,6 +343,23 @@ agent('another workspace, an unsigned or stale delivery and an unknown session a
   assert.is((await factory.api.listRuns()).length, 0);
   assert.is(fake.agentActivities(session).length, 0);
   await rejects(agentTrigger(context, [shell('x', 'true')], { webhookSecret: '' }), /An agent trigger needs the webhook signing secret/);
+});
+
+agent('an app installation: its sessions post with a token kept fresh; another app\'s session is refused', async (context) => {
+  const { fake, factory } = context;
+  const { authorizeUrl } = await factory.api.connectLinearAgent({ kind: 'linear', name: 'Acme agent', baseUrl: fake.url, oauth: { ...fake.oauthApp } });
+  const callback = (await fetch(authorizeUrl, { redirect: 'manual' })).headers.get('location')!;
+  assert.is((await fetch(callback)).status, 200, 'installed');
+  const app = (await factory.api.snapshot()).accounts.find((account) => account.oauth)!;
+  const trigger = await agentTrigger(context, [shell('build', 'echo built')], { connectionId: app.id });
+  const session = fake.openAgentSession(fake.addIssue({ title: 'As the app' }));
+  const other = { ...fake.agentSessionPayload('created', session), oauthClientId: 'client_someone_else' };
+  assert.equal(await send(context, trigger.id, other), { status: 400, body: { error: `the session belongs to another Linear app (client \`client_someone_else\`), not the one installed as \`Acme agent\`` } });
+  fake.revokeAccessTokens(); // Linear no longer takes the token it issued: the first call refreshes it
+  assert.is((await send(context, trigger.id, fake.agentSessionPayload('created', session))).status, 201);
+  await waitFor(lastIs(fake, session, 'response'), 10_000, 'the run to end');
+  assert.equal(shown(fake, session), ['thought', 'action build', 'action build → Succeeded', 'response']);
+  assert.match(String(fake.callsOf('agentActivityCreate').at(-1)!.headers.authorization), /^Bearer /, 'posted as the app');
 });
 
 agent('a long step tells the session at most once a minute how it is doing (injected clock)', async (context) => {
