@@ -91,6 +91,7 @@ export function createApi(services: Services): FactoryApi & Doors {
       webhookUrl: webhook.url,
       ...(webhook.error ? { webhookError: webhook.error } : {}),
       remote: services.remoteStatus?.() ?? { enabled: current.settings.remoteAccess.enabled, running: false },
+      spentTodayUsd: runs.spentTodayUsd(),
     };
   }
 

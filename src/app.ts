@@ -14,6 +14,8 @@ import { EventPacer } from './engine/pacer';
 import { ConfigService } from './engine/config';
 import { EventHub } from './engine/events';
 import { RunService } from './engine/runs';
+import { BudgetKeeper } from './engine/budget';
+import { SpendFile } from './store/spend-file';
 import { createShellRunner } from './engine/shell-step';
 import { runApprovalStep } from './engine/steps';
 import { createPullRequestRunner } from './engine/pull-request-step';
@@ -25,6 +27,7 @@ import { RemoteAuth, type RemoteState } from './http/auth';
 import { RemoteAccess } from './http/remote';
 import { WebhookServer } from './http/webhooks';
 import { createAgentRunner } from './harness/agent-step';
+import { pipelineBudgetWarnings } from './harness/agent-budget';
 import { Generator } from './harness/generate';
 import { HarnessService } from './harness/harnesses';
 import { outputFormats } from './harness/parsers';
@@ -110,6 +113,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   const remote = new RemoteAccess({ auth, uiRoot: options.uiRoot, allowedHosts: () => config.settings.remoteAccess.allowedHosts ?? [], linearCallback: (query) => linearOAuth.complete(query) });
   const harnesses = new HarnessService(config, outputFormats);
   const findHarness = (id: string) => harnesses.list().find((harness) => harness.id === id);
+  config.warnAlso((pipeline, current) => pipelineBudgetWarnings(pipeline, harnesses.list(current), current.settings.defaultHarnessId));
   const secrets = () => [auth.token, ...configSecrets(config.current)];
   // A link to a run in the remote UI, when remote access runs.
   const runUrl = (runId: string) => {
@@ -118,6 +122,13 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   };
   const notices = new Notices(inbox, channels, runUrl);
   const webhooks = new WebhookServer({ onStartFailed: (message) => notices.triggerError(`The webhook server failed to start: ${message}`) });
+  // What agents may spend: caps per step and run, the day's spend against Settings.spendLimitUsdPerDay.
+  const budget = new BudgetKeeper({
+    spend: await SpendFile.open(join(options.dataDir, 'spend.json'), store.writer),
+    dailyLimit: () => config.settings.spendLimitUsdPerDay,
+    now: options.now ?? Date.now,
+    notice: (runId, stepId, message) => notices.budgetNearing(runId, stepId, message),
+  });
   const { service: runs, problems } = await RunService.open({
     store: new RunStore(options.dataDir, store.writer, store.appender),
     config,
@@ -137,6 +148,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     },
     worktreesDir: join(options.dataDir, 'worktrees'),
     ...(options.now ? { now: options.now } : {}),
+    budget,
     secrets,
     runUrl,
   });

@@ -19,7 +19,7 @@ export class Notices {
   /** A run waits for approval, succeeded, failed or was rejected (a stop's `interrupted` is not news). */
   runEvent(event: RunLifecycleEvent): void {
     const { run } = event;
-    if (event.type === 'step-waiting') return this.runNotice(run, 'run.waiting', `Approval needed: ${event.step.name}`, event.step.message);
+    if (event.type === 'step-waiting') return this.runNotice(run, 'run.waiting', `${event.step.budgetStop ? 'Budget reached' : 'Approval needed'}: ${event.step.name}`, event.step.message);
     if (event.type !== 'finished') return;
     // A run that ended waits on nothing: its approval items are read (a decision marked them already).
     this.inbox.markRead(this.inbox.unreadApprovals(run.id)).catch((error) => console.error(`Inbox: ${errorMessage(error)}`));
@@ -37,6 +37,11 @@ export class Notices {
   /** An agent step printed nothing for its stall time: an inbox item (channels are not told). */
   stepStalled(runId: string, stepId: string, message: string): void {
     this.add({ kind: 'step.stalled', title: `Step ${stepId} may be stuck`, body: message, runId });
+  }
+
+  /** An agent step spent 80% of a cap (engine/budget.ts): an inbox item, like a stall (channels are not told). */
+  budgetNearing(runId: string, stepId: string, message: string): void {
+    this.add({ kind: 'step.budget', title: `Step ${stepId} is near its budget`, body: message, runId });
   }
 
   private runNotice(run: Readonly<Run>, kind: ChannelEvent, title: string, body?: string): void {

@@ -188,6 +188,7 @@ export interface PipelineExport {
   harnessId?: string;
   model?: string;
   maxParallelRuns?: number;
+  budget?: Budget;
   steps: Step[];
 }
 
@@ -519,6 +520,17 @@ export interface HarnessDefinition {
   env?: Record<string, string>;
   /** How to install the CLI: a command to paste in a terminal (the built-in harnesses). */
   install?: string;
+  /**
+   * Dollars per million tokens by model name (a model matches the longest name it contains), for
+   * budgets where the CLI reports no cost; before Factory's own table (core/budget.ts).
+   */
+  prices?: Record<string, ModelPrice>;
+}
+
+/** What a model costs, in US dollars per million tokens. */
+export interface ModelPrice {
+  inputPerMTok: number;
+  outputPerMTok: number;
 }
 
 export interface HarnessStatus {
@@ -585,8 +597,8 @@ export type ChannelView = Omit<Channel, 'token'> & {
 export interface InboxItem {
   id: string;
   at: number;
-  /** A channel event, a channel that could not deliver, or an agent step that printed nothing for its stall time. */
-  kind: ChannelEvent | 'channel.error' | 'step.stalled';
+  /** A channel event, a channel that could not deliver, an agent step that printed nothing for its stall time, or one that spent 80% of a cap. */
+  kind: ChannelEvent | 'channel.error' | 'step.stalled' | 'step.budget';
   title: string;
   body?: string;
   runId?: string;
@@ -617,9 +629,11 @@ export interface Settings {
 }
 
 /** What `saveSettings` takes: any part of Settings; what is left out keeps its value. */
-export type SettingsInput = Partial<Omit<Settings, 'webhookServer' | 'remoteAccess'>> & {
+export type SettingsInput = Partial<Omit<Settings, 'webhookServer' | 'remoteAccess' | 'spendLimitUsdPerDay'>> & {
   webhookServer?: Partial<ServerSettings>;
   remoteAccess?: Partial<Settings['remoteAccess']>;
+  /** null removes the limit. */
+  spendLimitUsdPerDay?: number | null;
 };
 
 export interface RemoteStatus {
@@ -650,6 +664,8 @@ export interface Snapshot {
   /** Why the webhook server is not running although it is switched on. */
   webhookError?: string;
   remote: RemoteStatus;
+  /** What agents spent today (local calendar day), in US dollars, reported or estimated: what `Settings.spendLimitUsdPerDay` is compared with. */
+  spentTodayUsd?: number;
 }
 
 export interface RemotePairing {

@@ -43,6 +43,7 @@ export function exportPipeline(pipeline: Pipeline): string {
     ...(pipeline.harnessId === undefined ? {} : { harnessId: pipeline.harnessId }),
     ...(pipeline.model === undefined ? {} : { model: pipeline.model }),
     ...(pipeline.maxParallelRuns === undefined ? {} : { maxParallelRuns: pipeline.maxParallelRuns }),
+    ...(pipeline.budget === undefined ? {} : { budget: { ...pipeline.budget } }),
     steps,
   };
   return JSON.stringify(exported, null, 2);

@@ -6,6 +6,7 @@
 import type { Pipeline, PipelineExport, PullRequestStep, Step, StepKind } from './api';
 import { ValidationError, quote } from './errors';
 import type { ValidationIssue } from './errors';
+import { readBudget } from './budget';
 import { repositoryPattern } from './github-repository';
 import { isId, newId } from './ids';
 import { shellCommandProblems } from './shell-quoting';
@@ -110,6 +111,7 @@ const fieldWords: Record<string, string> = {
   projectId: 'project', harnessId: 'harness', maxParallelRuns: 'maximum of parallel runs', steps: 'list of steps', env: 'environment variables',
   systemPrompt: 'system prompt', stallSec: 'stall warning', onStall: 'stall action', 'choices.mode': 'choice mode', 'choices.options': 'options', timeoutSec: 'timeout',
   continueOnError: 'switch “Continue the run when this step fails”', connectionId: 'account', base: 'base branch',
+  budget: 'budget', 'budget.maxCostUsd': 'cost cap', 'budget.maxTokens': 'token cap', 'budget.maxMinutes': 'time cap (minutes)',
 };
 
 /** The trimmed ids of the steps as written (anything else as undefined), to number the steps a field path names by id. */
@@ -256,11 +258,13 @@ function readStep(raw: unknown, index: number, reading: StepReading, issues: Iss
     const harnessId = readHarnessId(raw, `${path}.harnessId`, reading.harnessIds, issues);
     const model = readText(raw, 'model', `${path}.model`, { max: maxNameLength, trim: true }, issues);
     const stallSec = readInteger(raw, 'stallSec', `${path}.stallSec`, stallRange, issues);
+    const budget = readBudget(raw, 'budget', `${path}.budget`, issues);
     step = { ...base, kind, prompt: prompt ?? '' };
     if (systemPrompt !== undefined) step.systemPrompt = systemPrompt;
     if (harnessId !== undefined) step.harnessId = harnessId;
     if (model !== undefined) step.model = model;
     if (stallSec !== undefined) step.stallSec = stallSec;
+    if (budget !== undefined) step.budget = budget;
     const onStall = own(raw, 'onStall');
     if (onStall === 'notify' || onStall === 'cancel' || onStall === 'retry') step.onStall = onStall;
     else if (onStall !== undefined && onStall !== null) issues.push({ field: `${path}.onStall`, message: `must be notify, cancel or retry, not ${shown(onStall)}` });
@@ -392,12 +396,14 @@ function readPipelineBody(record: Record<string, unknown>, harnessIds: readonly 
   const harnessId = readHarnessId(record, 'harnessId', harnessIds, issues);
   const model = readText(record, 'model', 'model', { max: maxNameLength, trim: true }, issues);
   const maxParallelRuns = readInteger(record, 'maxParallelRuns', 'maxParallelRuns', parallelRunsRange, issues);
+  const budget = readBudget(record, 'budget', 'budget', issues, true);
   const steps = readSteps(record, harnessIds, issues, connections);
   const body: PipelineBody = { name: name ?? '', variables, steps };
   if (description !== undefined) body.description = description;
   if (harnessId !== undefined) body.harnessId = harnessId;
   if (model !== undefined) body.model = model;
   if (maxParallelRuns !== undefined) body.maxParallelRuns = maxParallelRuns;
+  if (budget !== undefined) body.budget = budget;
   return body;
 }
 
@@ -412,6 +418,7 @@ export function assemblePipeline(id: string, projectId: string, body: PipelineBo
     ...(body.harnessId === undefined ? {} : { harnessId: body.harnessId }),
     ...(body.model === undefined ? {} : { model: body.model }),
     ...(body.maxParallelRuns === undefined ? {} : { maxParallelRuns: body.maxParallelRuns }),
+    ...(body.budget === undefined ? {} : { budget: body.budget }),
     steps: body.steps,
     createdAt,
     updatedAt,

@@ -3,6 +3,7 @@
 
 import type { ApprovalStep, Issue, Run, RunFilter, RunStatus, StartRunRequest, StepRun } from './api';
 import { finishedRunStatuses } from './api';
+import type { BudgetLedger } from './budget';
 import { ValidationError, quote, type ValidationIssue } from './errors';
 import { isRecord, nulCharacterMessage, shown } from './validate';
 
@@ -174,7 +175,7 @@ export function slimRun(run: Run): Run {
 }
 
 function slimStep(step: StepRun): StepRun {
-  const { output: _output, prompt: _prompt, systemPrompt: _systemPrompt, processGroup: _processGroup, rateLimit: _rateLimit, ...rest } = step as StoredStepRun;
+  const { output: _output, prompt: _prompt, systemPrompt: _systemPrompt, processGroup: _processGroup, budgetLedger: _budgetLedger, rateLimit: _rateLimit, ...rest } = step as StoredStepRun;
   return rest;
 }
 
@@ -184,6 +185,8 @@ function slimStep(step: StepRun): StepRun {
  */
 export interface StoredStepRun extends StepRun {
   processGroup?: number;
+  /** An agent step's spend and raised caps (core/budget.ts). */
+  budgetLedger?: BudgetLedger;
   /** The model's usage-limit waits in a row (engine/rate-limit-waits.ts). */
   rateLimit?: { since: number; waits: number; continuing?: boolean };
 }
@@ -193,6 +196,7 @@ export function copyRun(run: Run): Run {
   const copy = JSON.parse(JSON.stringify(run)) as Run;
   for (const step of copy.steps as StoredStepRun[]) {
     delete step.processGroup;
+    delete step.budgetLedger;
     delete step.rateLimit;
   }
   return copy;

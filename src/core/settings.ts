@@ -2,6 +2,7 @@
 
 import type { ProjectInput, Settings, SettingsInput } from './api';
 import { ValidationError, quote, type ValidationIssue } from './errors';
+import { readSpendLimit } from './budget';
 import { isId } from './ids';
 import { readRunnerId } from './runners';
 import { isRecord, nulCharacterMessage, readBoolean, readInteger, readText } from './validate';
@@ -68,6 +69,9 @@ export function mergeSettings(current: Settings, input: unknown): Settings {
     if (patch.theme === 'system' || patch.theme === 'light' || patch.theme === 'dark') next.theme = patch.theme;
     else issues.push({ field: 'theme', message: `The theme must be system, light or dark, not ${quote(patch.theme)}` });
   }
+  const spendLimit = readSpendLimit(patch.spendLimitUsdPerDay, current.spendLimitUsdPerDay, issues);
+  if (spendLimit === undefined) delete next.spendLimitUsdPerDay;
+  else next.spendLimitUsdPerDay = spendLimit;
   if (issues.length > 0) throw new ValidationError(issues, 'Settings not saved:');
   return next;
 }

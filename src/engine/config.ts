@@ -3,7 +3,7 @@
 // memory, so a failed change leaves nothing half-written.
 
 import { stat } from 'node:fs/promises';
-import type { Pipeline, PipelineCheck, PipelineTemplateId, Project, Runner, SavedPipeline, Settings } from '../core/api';
+import type { FieldMessage, Pipeline, PipelineCheck, PipelineTemplateId, Project, Runner, SavedPipeline, Settings } from '../core/api';
 import { pipelineTemplateIds } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, quote } from '../core/errors';
 import { newId } from '../core/ids';
@@ -32,6 +32,7 @@ export class ConfigService {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<ConfigListener>();
   private readonly now: () => number;
+  private moreWarnings: (pipeline: Pipeline, config: Readonly<ConfigFile>) => FieldMessage[] = () => [];
 
   private constructor(private readonly store: DataStore, config: ConfigFile, writtenSettings: Settings, now: () => number) {
     this.config = config;
@@ -197,13 +198,24 @@ export class ConfigService {
       const existing = config.pipelines.find((candidate) => candidate.id === pipeline.id);
       if (!existing && (input as { id?: unknown }).id) throw new NotFoundError(`No pipeline with id ${quote(pipeline.id)}`);
       if (existing) pipeline.createdAt = existing.createdAt;
-      return { config: this.putPipeline(config, pipeline), result: { ...pipeline, warnings: pipelineWarnings(pipeline) } };
+      return { config: this.putPipeline(config, pipeline), result: { ...pipeline, warnings: [...pipelineWarnings(pipeline), ...this.moreWarnings(pipeline, config)] } };
     });
   }
 
   /** What saving `input` would refuse and warn about; changes nothing. */
   checkPipeline(input: unknown): PipelineCheck {
-    return checkPipeline(input, this.context(this.config), this.now());
+    const check = checkPipeline(input, this.context(this.config), this.now());
+    if (check.problems.length > 0) return check;
+    // What `warnAlso` adds, about the pipeline as it would be saved.
+    return { ...check, warnings: [...check.warnings, ...this.moreWarnings(validatePipeline(input, this.context(this.config), this.now()), this.config)] };
+  }
+
+  /**
+   * Adds warnings about a pipeline being saved or checked that need more than the configuration
+   * (app.ts: the budget caps its steps' CLIs cannot be held to, from the harness definitions).
+   */
+  warnAlso(check: (pipeline: Pipeline, config: Readonly<ConfigFile>) => FieldMessage[]): void {
+    this.moreWarnings = check;
   }
 
   createPipelineFromTemplate(templateId: unknown, projectId?: unknown): Promise<Pipeline> {

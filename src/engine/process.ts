@@ -19,6 +19,7 @@ import { DescendantTracker, readProcessStatus } from './descendants';
 import { createProcessMarker, findMarkedProcesses } from './process-marker';
 
 const DEFAULT_KILL_GRACE_MS = 5000;
+const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
 const DEFAULT_OUTPUT_LIMIT = 1_048_576;
 /**
  * Once nothing of the group is left to signal (it was empty, or SIGKILL went out), how long the
@@ -54,6 +55,14 @@ export interface RunProcessOptions {
   signal?: AbortSignal;
   /** Milliseconds between SIGTERM and SIGKILL (default 5000). */
   killGraceMs?: number;
+  /**
+   * Aborting it asks the process to stop on its own, as Ctrl-C would: SIGINT to the group, then,
+   * if the main process still runs `interruptGraceMs` later, the stop of a cancel (SIGTERM, SIGKILL
+   * after `killGraceMs`), without setting `cancelled`. A budget pause uses it (engine/budget.ts).
+   */
+  interrupt?: AbortSignal;
+  /** Milliseconds between SIGINT and SIGTERM after `interrupt` (default 10000). */
+  interruptGraceMs?: number;
   /** Longest line handed to onLine, in UTF-16 code units; longer lines come in pieces (default 16384). */
   maxLineLength?: number;
   /** Bytes of stdout kept as `output`, the last ones (default 1 MiB). */
@@ -163,6 +172,7 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
   let settled = false;
   let openPipes = 0;
   let timeoutTimer: NodeJS.Timeout | undefined;
+  let interruptTimer: NodeJS.Timeout | undefined;
   let drainTimer: NodeJS.Timeout | undefined;
   let child: ChildProcess | undefined;
   const marker = createProcessMarker();
@@ -177,7 +187,9 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
     settled = true;
     clearTimeout(timeoutTimer);
     clearTimeout(drainTimer);
+    clearTimeout(interruptTimer);
     abortSignal?.removeEventListener('abort', onAbort);
+    options.interrupt?.removeEventListener('abort', onInterrupt);
     const result: ProcessResult = {
       exitCode,
       signal: exitSignal,
@@ -270,6 +282,15 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
     stopGroup();
   }
 
+  /** SIGINT first; the whole stop if the main process is still there after the grace. */
+  function onInterrupt(): void {
+    if (settled || leaderExited || stopping) return;
+    signalAll('SIGINT');
+    interruptTimer = setTimer(() => {
+      if (!settled && !leaderExited) stopGroup();
+    }, options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS);
+  }
+
   if (abortSignal?.aborted) {
     cancelled = true;
     if (cgroup) dropCgroup(cgroup);
@@ -354,6 +375,8 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
   });
 
   abortSignal?.addEventListener('abort', onAbort, { once: true });
+  if (options.interrupt?.aborted) onInterrupt();
+  else options.interrupt?.addEventListener('abort', onInterrupt, { once: true });
 
   const timeoutMs = options.timeoutMs;
   if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {

@@ -20,6 +20,8 @@ import type { RunStore } from '../store/run-store';
 import type { EventPacer } from './pacer';
 import type { ConfigService } from './config';
 import { buildStepEnvironment } from './environment';
+import { BudgetKeeper } from './budget';
+import { SpendFile } from '../store/spend-file';
 import type { EventHub } from './events';
 import { RunLogs } from './run-logs';
 import { recoverRuns } from './recovery';
@@ -102,6 +104,8 @@ export interface RunServiceOptions {
   /** A link to the run in the UI (remote access), for templates and notices. */
   runUrl?: (runId: string) => string | undefined;
   now?: () => number;
+  /** Agent budgets and the day's spend (engine/budget.ts); default: the daily spend kept in memory only. */
+  budget?: BudgetKeeper;
 }
 
 /** Where a run comes from, past the public start request: its trigger, and the pull request it follows up. */
@@ -143,11 +147,13 @@ export class RunService {
   private readonly snapshots = new WeakMap<Pipeline, Pipeline>();
   private readonly now: () => number;
   private readonly runCommand: CommandRunner = (options) => runProcess(options);
+  private readonly budget: BudgetKeeper;
   /** Steps waiting out the model's usage limit go on at their resumeAt (rate-limit-waits.ts). */
   private readonly rateLimitTimers: RateLimitTimers;
 
   private constructor(private readonly options: RunServiceOptions) {
     this.now = options.now ?? Date.now;
+    this.budget = options.budget ?? new BudgetKeeper({ spend: SpendFile.inMemory(), dailyLimit: () => options.config.settings.spendLimitUsdPerDay, now: this.now });
     this.rateLimitTimers = new RateLimitTimers(this.now);
     this.logs = new RunLogs(options.store, () => options.pacer.logsReady(() => this.logs.take()));
   }
@@ -173,7 +179,10 @@ export class RunService {
   start(): void {
     for (const run of this.interrupted) this.announce({ type: 'finished', run });
     this.interrupted = [];
-    this.options.config.subscribe(() => this.pump());
+    this.options.config.subscribe(() => {
+      this.releaseDailyPauses();
+      this.pump();
+    });
     // A step that waited out the model's usage limit before a restart goes on at its resumeAt.
     for (const run of this.runs.values()) for (const step of run.status === 'waiting' ? run.steps : []) if (isRateLimitWait(step)) this.armRateLimit(run, step);
     this.pump();
@@ -239,7 +248,10 @@ export class RunService {
     const run = this.runs.get(id);
     if (!run) return undefined;
     if (!isFinished(run.status)) return copyRun(run);
-    return (await this.options.store.read(id)) ?? run;
+    const stored = await this.options.store.read(id);
+    // The budget ledger is the engine's (core/runs.ts StoredStepRun), as in copyRun.
+    for (const step of (stored?.steps ?? []) as StoredStepRun[]) delete step.budgetLedger;
+    return stored ?? run;
   }
 
   /** A page of one step attempt's log (default: the latest attempt, its last 1,000 lines; see LogPage). */
@@ -331,6 +343,7 @@ export class RunService {
       const decided = stepRun.approval?.by ? `: already decided by ${stepRun.approval.by.name} via ${stepRun.approval.by.via}` : '';
       throw new ConflictError(`Step \`${stepRun.id}\` of run \`${run.id}\` is not waiting for approval (it is ${stepRun.status})${decided}`);
     }
+    if (stepRun.budgetStop) return this.decideBudget(run, stepRun, approved);
     const step = run.pipeline!.steps.find((candidate) => candidate.id === stepRun.id);
     if (isRateLimitWait(stepRun) && step?.kind === 'agent') return this.decideRateLimitWait(run, stepRun, step, approved, typeof comment === 'string' ? comment.trim() : '');
     if (step?.kind !== 'approval') throw new ConflictError(`Step \`${stepRun.id}\` is not an approval step`);
@@ -341,12 +354,7 @@ export class RunService {
       stepRun.approval = { approved: true, ...(text ? { comment: text } : {}), ...(chosen ? { selected: chosen } : {}), at, ...(by ? { by } : {}) };
       Object.assign(stepRun, { status: 'succeeded', finishedAt: at });
       this.announceStep({ type: 'step-finished', run, step: stepRun });
-      run.status = 'queued';
-      this.resuming.add(run.id);
-      this.enqueue(run.id);
-      this.changed(run);
-      await this.options.store.save(run);
-      this.pump();
+      await this.goOn(run);
     } else {
       stepRun.approval = { approved: false, ...(text ? { comment: text } : {}), at, ...(by ? { by } : {}) };
       Object.assign(stepRun, { status: 'rejected', finishedAt: at });
@@ -561,7 +569,51 @@ export class RunService {
     await Promise.all(active.map(({ done }) => done));
     await this.logs.stop();
     await this.options.store.close();
+    await this.budget.flush();
     this.options.pacer.flush();
+  }
+
+  /** Dollars agents spent today (local calendar day): what Settings.spendLimitUsdPerDay is compared with. */
+  spentTodayUsd(): number {
+    return this.budget.spentToday();
+  }
+
+  /**
+   * A person decided on an agent step paused at a budget cap: approved, it goes on (the cap raised
+   * by its amount unless `raise` is false, its session resumed, engine/budget.ts); rejected, it
+   * fails with the budget in words and the run follows continueOnError. The status changes before
+   * any await, so a second decision finds the step no longer waiting.
+   */
+  private async decideBudget(run: Run, stepRun: StoredStepRun, approved: boolean, raise = true): Promise<void> {
+    const goesOn = approved || run.pipeline!.steps.find((candidate) => candidate.id === stepRun.id)?.continueOnError === true;
+    if (approved) {
+      this.budget.approve(stepRun, raise);
+      stepRun.status = 'pending';
+    } else {
+      Object.assign(stepRun, { status: 'failed', error: this.budget.rejection(run, stepRun), finishedAt: this.now() });
+      delete stepRun.budgetStop;
+    }
+    if (!goesOn) return this.finish(run, 'failed', `Step \`${stepRun.id}\` failed: ${stepRun.error}`);
+    await this.goOn(run);
+  }
+
+  /** A waiting run that was let go on: queued again (ahead of newer runs), written, started when a slot is free. */
+  private async goOn(run: Run): Promise<void> {
+    run.status = 'queued';
+    this.resuming.add(run.id);
+    this.enqueue(run.id);
+    this.changed(run);
+    await this.options.store.save(run);
+    this.pump();
+  }
+
+  /** Agent steps paused at the daily spend limit go on once it lets them (raised or removed in Settings). */
+  private releaseDailyPauses(): void {
+    for (const run of this.runs.values()) {
+      if (run.status !== 'waiting') continue;
+      const paused = (run.steps as StoredStepRun[]).find((step) => step.status === 'waiting' && this.budget.dailyReleased(step));
+      if (paused) void this.decideBudget(run, paused, true, false).catch((error) => console.error(`Run ${run.id} could not go on: ${errorMessage(error)}`));
+    }
   }
 
   // ─── Scheduling ───
@@ -685,6 +737,7 @@ export class RunService {
           runId: run.id, run, step, attempt, workspace: run.workspace, template, timeoutMs, signal,
           defaults: { ...(pipeline.harnessId ? { harnessId: pipeline.harnessId } : {}), ...(pipeline.model ? { model: pipeline.model } : {}) },
           ...(earlierWork ? { earlier: earlierWork } : {}),
+          ...(step.kind === 'agent' ? { budget: this.budget.watch(run, stepRun, (line) => this.log(run.id, step.id, attempt, line, 'info')) } : {}),
           ...(continuing ? { continueSession: stepRun.sessionId ? { sessionId: stepRun.sessionId } : {} } : {}),
           ...(guidance ? { guidance } : {}),
           environment: buildStepEnvironment(this.baseEnvironment(), this.secrets()),
@@ -717,6 +770,12 @@ export class RunService {
         }
 
         if (outcome.status === 'waiting') {
+          // An agent paused at a budget cap: its stop, the message, what it printed and spent.
+          if (outcome.budgetStop) {
+            const { status: _waiting, ...paused } = outcome;
+            Object.assign(stepRun, paused);
+            delete (stepRun as StoredStepRun).processGroup;
+          }
           stepRun.status = 'waiting';
           run.status = 'waiting';
           this.changed(run);

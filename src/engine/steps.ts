@@ -1,8 +1,9 @@
 // Step runners: one per step kind. The run service drives the order, retries and state; a runner
 // only executes one attempt of one step. A new kind plugs in by adding a runner to the table.
 
-import type { PullRequestRef, Run, Step, StepKind, StepLiveness, StepUsage } from '../core/api';
+import type { BudgetStop, PullRequestRef, Run, Step, StepKind, StepLiveness, StepUsage } from '../core/api';
 import { renderTemplate, type TemplateContext } from '../core/template';
+import type { BudgetWatch } from './budget';
 
 export interface StepAttempt {
   runId: string;
@@ -37,6 +38,8 @@ export interface StepAttempt {
   recordPullRequest?(pullRequest: PullRequestRef): Promise<void>;
   /** Records the process group of the attempt's process (written down, for crash recovery). */
   started(processGroup: number): void;
+  /** Agent steps: the caps this attempt is held to, and how to meter it (engine/budget.ts). */
+  budget?: BudgetWatch;
 }
 
 /** The agent steps of the run that last worked on a follow-up's branch, for an agent step to resume. */
@@ -53,8 +56,8 @@ export type StepOutcome =
   | { status: 'cancelled'; error?: string }
   /** The model provider's usage limit ended the attempt (agent steps): not a failure; the step waits (rate-limit-waits.ts). */
   | { status: 'rateLimited'; harness: string; message: string; resetsAt?: number; output?: string; usage?: StepUsage }
-  /** The step waits for a person (approval steps): the run releases its slot. */
-  | { status: 'waiting' };
+  /** The step waits for a person (approval steps, an agent paused at a budget cap): the run releases its slot. */
+  | { status: 'waiting'; budgetStop?: BudgetStop; message?: string; output?: string; usage?: StepUsage };
 
 export type StepRunner = (attempt: StepAttempt) => Promise<StepOutcome>;
 

@@ -12,6 +12,8 @@ import { notInstalledMessage } from './builtins';
 import { buildInvocation } from './invocation';
 import { createParser } from './parsers';
 import { planResume, promptWithSummary, sessionNotFoundPattern } from './resume';
+import { budgetContinuationPrompt } from '../core/budget';
+import { AgentBudget } from './agent-budget';
 import { AgentWatch, continuationPrompt } from './agent-watch';
 
 export const defaultStallSec = 600;
@@ -98,6 +100,7 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
       const parser = createParser(definition.output);
       attempt.log(`$ ${[invocation.command, ...invocation.args.map((arg) => (arg === promptText ? '<prompt>' : arg))].join(' ')}`, 'info');
       const lastError = new LastError();
+      const budget = new AgentBudget(attempt.budget, definition, model);
       // Liveness, onStall and the model's usage limit (agent-watch.ts).
       const watch = new AgentWatch({
         step, cancelled: attempt.signal, stallMs: (step.stallSec ?? defaultStallSec) * 1000, timeoutMs: attempt.timeoutMs, harnessName: definition.name, now,
@@ -118,6 +121,7 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
           env: environment,
           timeoutMs: attempt.timeoutMs,
           signal: watch.signal,
+          interrupt: budget.interrupt,
           onSpawn: (pid) => attempt.started(pid),
           outputLimit: 1,
           onLine: (line, stream) => {
@@ -129,10 +133,12 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
               attempt.log(line, 'err');
               return;
             }
-            for (const parsed of parser.push(line)) {
+            const lines = parser.push(line);
+            for (const parsed of lines) {
               if (parsed.error !== undefined) lastError.event(parsed.error);
               attempt.log(parsed.text, parsed.stream);
             }
+            budget.see(parser, lines);
             // The session as soon as the CLI names it: a crash later still leaves it to resume.
             const sessionId = parser.sessionId();
             if (sessionId !== undefined && sessionId !== recordedSession) {
@@ -157,10 +163,23 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
       } else if (parsed.error) outcome = { status: 'failed', output, ...usage, exitCode: 0, error: `${definition.name} reported an error: ${parsed.error}` };
       else outcome = { status: 'succeeded', output, ...usage, exitCode: 0 };
       outcome = watch.settle(outcome, attempt.signal.aborted, result.timedOut);
+      outcome = budget.settle(outcome, parsed.usage, attempt.signal.aborted);
       attempt.log(`${outcome.status === 'succeeded' ? 'Succeeded' : outcome.status === 'cancelled' ? 'Cancelled' : outcome.status === 'rateLimited' ? 'Stopped by the model\'s usage limit' : 'error' in outcome ? outcome.error : 'Failed'} in ${formatDuration(result.durationMs)}`, 'info');
       return { outcome, sessionNotFound: sessionMissing && outcome.status === 'failed' && result.exitCode !== null && !result.timedOut };
     };
 
+    // A cap reached before anything starts (the daily limit, the run's cap): the step waits for a decision.
+    const pausedBefore = attempt.budget?.check();
+    if (pausedBefore) return { status: 'waiting', ...pausedBefore };
+    // After a pause at a budget cap: resume the session where the harness can, else afresh with the last output (engine/budget.ts).
+    const afterBudget = attempt.budget?.continuation;
+    if (afterBudget) {
+      const resumable = afterBudget.sessionId && definition.resume?.length ? afterBudget.sessionId : undefined;
+      attempt.log(resumable ? `Resuming ${definition.name} session ${resumable} after the budget pause` : `Starting the step afresh with its last output after the budget pause`, 'info');
+      const continued = resumable ? await runAgent(budgetContinuationPrompt(prompt, true), resumable) : undefined;
+      if (continued && !continued.sessionNotFound) return continued.outcome;
+      return (await runAgent(budgetContinuationPrompt(prompt, false, afterBudget.output))).outcome;
+    }
     // After the model's usage limit: the same attempt goes on in its session, else afresh (rate-limit-waits.ts).
     if (attempt.continueSession) {
       const { sessionId } = attempt.continueSession;

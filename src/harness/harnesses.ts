@@ -8,6 +8,7 @@ import { constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { HarnessDefinition, HarnessStatus } from '../core/api';
+import { readPrices } from '../core/budget';
 import { ConflictError, FactoryError, NotFoundError, ValidationError, quote, type ValidationIssue } from '../core/errors';
 import { newId } from '../core/ids';
 import { isRecord } from '../core/validate';
@@ -27,7 +28,7 @@ const KILL_GRACE_MS = 1000;
 const VERSION_MAX_LENGTH = 200;
 
 /** The fields a user may change; `id` and `builtIn` are decided by the service. */
-const editableFields = ['name', 'enabled', 'command', 'args', 'promptVia', 'versionArgs', 'modelsArgs', 'resume', 'models', 'output', 'env'] as const;
+const editableFields = ['name', 'enabled', 'command', 'args', 'promptVia', 'versionArgs', 'modelsArgs', 'resume', 'models', 'output', 'env', 'prices'] as const;
 type EditableField = (typeof editableFields)[number];
 
 /** The fields that take lists, as a message names them. */
@@ -333,6 +334,7 @@ export function checkDefinition(input: Record<string, unknown>, formats: readonl
     issues.push({ field: 'output', message: `The output format ${quote(output)} is unknown: choose one of ${formats.join(', ')}` });
   }
   const env = checkEnvironment(input.env, issues);
+  const prices = readPrices(input.prices, issues);
   if (issues.length > 0) throw new ValidationError(issues, `Harness ${quote(name || input.id)} not saved:`);
 
   const definition: Omit<HarnessDefinition, 'id' | 'builtIn'> = {
@@ -342,6 +344,7 @@ export function checkDefinition(input: Record<string, unknown>, formats: readonl
   if (modelsArgs.length > 0) definition.modelsArgs = modelsArgs;
   if (resume.length > 0) definition.resume = resume;
   if (env && Object.keys(env).length > 0) definition.env = env;
+  if (Object.keys(prices).length > 0) definition.prices = prices;
   return definition;
 }
 
@@ -417,13 +420,14 @@ function applyOverride(builtIn: HarnessDefinition, override: Partial<HarnessDefi
   if (merged.modelsArgs?.length === 0) delete merged.modelsArgs;
   if (merged.resume?.length === 0) delete merged.resume;
   if (merged.env && Object.keys(merged.env).length === 0) delete merged.env;
+  if (merged.prices && Object.keys(merged.prices).length === 0) delete merged.prices;
   return merged;
 }
 
 /** The fields of `definition` that differ from the built-in default. */
 function overrideOf(builtIn: HarnessDefinition, definition: HarnessDefinition): Partial<HarnessDefinition> {
   const override: Record<string, unknown> = {};
-  const emptyOf = (field: EditableField) => (field === 'modelsArgs' || field === 'resume' ? [] : field === 'env' ? {} : undefined);
+  const emptyOf = (field: EditableField) => (field === 'modelsArgs' || field === 'resume' ? [] : field === 'env' || field === 'prices' ? {} : undefined);
   for (const field of editableFields) {
     const value = definition[field] ?? emptyOf(field);
     if (JSON.stringify(value) !== JSON.stringify(builtIn[field] ?? emptyOf(field))) override[field] = value;

@@ -20,12 +20,13 @@ const kindGlyphs: Record<InboxItem['kind'], { glyph: string; label: string; clas
   'trigger.error': { glyph: '⚠', label: 'Trigger error', className: 'status-failed' },
   'channel.error': { glyph: '⚠', label: 'Channel could not deliver', className: 'status-failed' },
   'step.stalled': { glyph: '◔', label: 'Agent step stalled', className: 'status-waiting' },
+  'step.budget': { glyph: '$', label: 'Agent step near its budget', className: 'status-waiting' },
 };
 
 /** The filters by kind: a name and the kinds it shows (none: every kind). */
 const kindFilters: [name: string, kinds: InboxItem['kind'][]][] = [
   ['All', []], ['Approvals', ['run.waiting']], ['Failed', ['run.failed']], ['Succeeded', ['run.succeeded']],
-  ['Problems', ['trigger.error', 'channel.error', 'step.stalled']],
+  ['Problems', ['trigger.error', 'channel.error', 'step.stalled', 'step.budget']],
 ];
 /** Kept while the app runs, like the Runs filters. */
 let shownFilter = 'All';

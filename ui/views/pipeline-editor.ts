@@ -9,6 +9,7 @@ import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { harnessChoices, takeRunPanelRequest } from './pipelines';
 import { agentOf, missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
+import { budgetFields } from './budget-fields';
 import { checkbox, clearFieldErrors, field, keyValueEditor, problemsOf, selectInput, showFieldError, textArea, textInput, uniqueId, withBusy } from './form';
 
 const kindLabels: Record<StepKind, string> = { shell: 'Shell', agent: 'Agent', approval: 'Approval', pullRequest: 'Pull request' };
@@ -113,11 +114,14 @@ function stepCard(step: Step, snapshot: Snapshot | undefined, host: GenerateHost
     const harness = selectInput([['', 'Pipeline default'], ...harnessChoices(snapshot)], step.harnessId, { 'data-key': 'harnessId' });
     const model = textInput(step.model, { placeholder: 'Harness default', spellcheck: 'false' });
     const stall = numberInput(step.stallSec, { min: '1', placeholder: '600' });
+    const onStall = selectInput([['', 'Only tell me'], ['cancel', 'Cancel the step'], ['retry', 'Stop it and try again']], step.onStall ?? '', { 'data-key': 'onStall' });
+    const budget = budgetFields(step.budget, 'step');
     body = [
       h('div', { class: 'field-grid' }, ...common, field('Harness', harness, { field: 'harnessId' }), field('Model', model, { field: 'model' })),
       h('div', { class: 'field-block' }, field('Prompt', prompt, { field: 'prompt', wide: true }), host.generateBox('prompt', prompt, element)),
       h('div', { class: 'field-block' }, field('System prompt', systemPrompt, { field: 'systemPrompt', wide: true, hint: 'Optional.' }), host.generateBox('systemPrompt', systemPrompt, element)),
-      h('div', { class: 'field-grid' }, field('Stall warning (s)', stall, { field: 'stallSec', hint: 'No output for this long: an inbox item.' }), ...limits, continueOnError.element),
+      h('div', { class: 'field-grid' }, field('Stall warning (s)', stall, { field: 'stallSec', hint: 'No output for this long: an inbox item.' }), field('On a stall', onStall, { field: 'onStall' }), ...limits, continueOnError.element),
+      budget.element,
     ];
     read = () => {
       const result: AgentStep = { kind: 'agent', id: idInput.value.trim(), name: nameInput.value, prompt: prompt.value };
@@ -126,6 +130,9 @@ function stepCard(step: Step, snapshot: Snapshot | undefined, host: GenerateHost
       optional(result, 'model', model.value);
       const stallValue = readNumber(stall);
       if (stallValue !== undefined) result.stallSec = stallValue;
+      if (onStall.value) result.onStall = onStall.value as NonNullable<AgentStep['onStall']>;
+      const caps = budget.read();
+      if (caps) result.budget = caps;
       readLimits(result);
       return result;
     };
@@ -303,6 +310,7 @@ class PipelineEditorView implements GenerateHost {
     const harness = selectInput([['', 'Settings default'], ...harnessChoices(snapshot)], pipeline.harnessId);
     const model = textInput(pipeline.model, { placeholder: 'Harness default', spellcheck: 'false' });
     const parallel = numberInput(pipeline.maxParallelRuns, { min: '1', placeholder: 'Global limit' });
+    const budget = budgetFields(pipeline.budget, 'run');
     const variables = keyValueEditor('Variables', pipeline.variables, { keyLabel: 'Variable name', addLabel: 'Add variable', field: 'variables', onChange: () => this.onStepsChanged() });
     this.readVariables = variables.read;
     this.readDefaultHarness = () => harness.value;
@@ -313,6 +321,8 @@ class PipelineEditorView implements GenerateHost {
       optional(general, 'model', model.value);
       const parallelValue = readNumber(parallel);
       if (parallelValue !== undefined) general.maxParallelRuns = parallelValue;
+      const caps = budget.read();
+      if (caps) general.budget = caps;
       return general;
     };
 
@@ -333,6 +343,7 @@ class PipelineEditorView implements GenerateHost {
           field('Default harness', harness, { field: 'harnessId', hint: 'For agent steps that name none.' }),
           field('Default model', model, { field: 'model' }),
           field('Max parallel runs', parallel, { field: 'maxParallelRuns', hint: 'Empty: only the global limit.' })),
+        budget.element,
         field('Description', description, { field: 'description', wide: true }),
         variables.element),
       h('div', { class: 'steps-heading', 'data-field': 'steps' }, h('h2', {}, 'Steps'), noAgentNote(snapshot, 'editor-no-agent')),

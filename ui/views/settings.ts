@@ -39,6 +39,9 @@ export const settingsScreen: ScreenFactory = (context) => {
   const retention = h('input', { type: 'number', min: 0, max: 3650, step: 1, inputmode: 'numeric', class: 'narrow' });
   retention.value = String(settings.worktreeRetentionDays);
   const defaultHarness = h('select');
+  const spendLimit = h('input', { type: 'number', min: 0.01, step: 0.01, inputmode: 'decimal', class: 'narrow', placeholder: 'No limit' });
+  spendLimit.value = settings.spendLimitUsdPerDay === undefined ? '' : String(settings.spendLimitUsdPerDay);
+  const spentToday = h('p', { class: 'meta spent-today', role: 'status' });
   const theme = h('select', {},
     option('system', 'Same as the system', settings.theme ?? 'system'),
     option('light', 'Light', settings.theme),
@@ -77,7 +80,9 @@ export const settingsScreen: ScreenFactory = (context) => {
         fields.field('maxParallelRuns', 'Runs at the same time', maxParallel, 'From 1 to 64; more wait in the queue.'),
         fields.field('worktreeRetentionDays', 'Keep worktrees of finished runs (days)', retention, 'Then the folder goes and its work stays on the run’s branch. 0: until the run is deleted.'),
         fields.field('defaultHarnessId', 'Default harness', defaultHarness, 'For agent steps that name none.'),
-        fields.field('theme', 'Theme', theme))),
+        fields.field('spendLimitUsdPerDay', 'Agents may spend per day ($)', spendLimit, 'All runs together, by calendar day. At the limit agent steps pause and wait for you. Empty: no limit.'),
+        fields.field('theme', 'Theme', theme)),
+      spentToday),
     fields.general,
     h('div', { class: 'form-actions settings-actions' }, save));
   fields.register('webhookServer', webhookOn.input);
@@ -113,6 +118,7 @@ export const settingsScreen: ScreenFactory = (context) => {
       maxParallelRuns: Number(maxParallel.value),
       worktreeRetentionDays: Number(retention.value),
       theme: theme.value as Settings['theme'],
+      spendLimitUsdPerDay: spendLimit.value.trim() === '' ? null : Number(spendLimit.value),
     };
     if (defaultHarness.value) input.defaultHarnessId = defaultHarness.value;
     return input;
@@ -132,6 +138,7 @@ export const settingsScreen: ScreenFactory = (context) => {
     else if (remote.enabled) serverState(remoteStatus, 'muted', '◔ Starting…');
     else serverState(remoteStatus, 'muted', '○ Off');
     pairing.render(remote.running);
+    spentToday.textContent = spentTodayLine(current.spentTodayUsd ?? 0, current.settings.spendLimitUsdPerDay);
   }
 
   const pairing = pairingSection(context, pairingArea);
@@ -291,4 +298,9 @@ function qrCode(svgText: string): HTMLElement {
   if (safe) container.appendChild(document.importNode(root, true));
   else container.textContent = 'The QR code could not be shown: use the link.';
   return container;
+}
+
+/** `Today: $1.24 of $5.00`, or `Today: $1.24 (no daily limit)`: what agents spent today against the limit. */
+export function spentTodayLine(spent: number, limit: number | undefined): string {
+  return limit === undefined ? `Today: $${spent.toFixed(2)} (no daily limit)` : `Today: $${spent.toFixed(2)} of $${limit.toFixed(2)}`;
 }

@@ -5,6 +5,9 @@
 // Usage choice: inputTokens counts every prompt token the model read, so the cache-creation and
 // cache-read tokens are added to `input_tokens` (Codex and Gemini report input that way too).
 // Session: the `session_id` every line carries (`system` init first, `result` last).
+// Live usage: each `assistant` line's `message.usage` (one API call; Claude repeats it on every line
+// of the same `message.id`, so a message counts once, with its latest figures), replaced by the
+// `result` line's whole-session figures and cost.
 import { LatestSessionId, asArray, asNumber, asObject, asString, sumNumbers, type JsonObject } from './fields';
 import { readJsonLine } from './json-lines';
 import { doneLine, errorLine, sessionLines, textLines, toolCallLine, toolResultLine } from './readable';
@@ -58,11 +61,22 @@ export function createClaudeParser(): OutputParser {
   let usage = new UsageTotal();
   let final: FinalResult | undefined;
   const session = new LatestSessionId();
+  /** The assistant messages before the current one, and the current one's latest usage. */
+  const liveUsage = { earlier: new UsageTotal(), messageId: undefined as string | undefined, current: undefined as JsonObject | undefined };
+
+  /** Counts one assistant line's usage: the previous message's figures are final once a new id comes. */
+  function seeMessageUsage(messageId: string | undefined, reported: JsonObject | undefined): void {
+    if (!reported) return;
+    if (messageId === undefined || messageId !== liveUsage.messageId) addUsage(liveUsage.earlier, liveUsage.current);
+    liveUsage.messageId = messageId;
+    liveUsage.current = reported;
+  }
 
   function readAssistant(event: JsonObject): ParsedLine[] | undefined {
     const message = asObject(event.message);
     if (!message) return undefined;
     const messageId = asString(message.id);
+    if (!final) seeMessageUsage(messageId, asObject(message.usage));
     if (typeof message.content === 'string') {
       assistantText.add(messageId, message.content);
       return textLines(message.content);
@@ -96,10 +110,8 @@ export function createClaudeParser(): OutputParser {
     // The result line reports the whole session, so it replaces (not adds to) an earlier one.
     usage = new UsageTotal();
     const reported = asObject(event.usage);
-    if (reported) {
-      const input = sumNumbers(reported.input_tokens, reported.cache_creation_input_tokens, reported.cache_read_input_tokens);
-      usage.add(input, asNumber(reported.output_tokens), cost);
-    } else usage.add(undefined, undefined, cost);
+    if (reported) addUsage(usage, reported, cost);
+    else usage.add(undefined, undefined, cost);
     final = readFinalResult(event, cost);
     return final.lines;
   }
@@ -130,5 +142,20 @@ export function createClaudeParser(): OutputParser {
       return result;
     },
     sessionId: () => session.value,
+    usageSoFar() {
+      if (final) return usage.usage;
+      const live = new UsageTotal();
+      const earlier = liveUsage.earlier.usage;
+      live.add(earlier?.inputTokens, earlier?.outputTokens);
+      addUsage(live, liveUsage.current);
+      return live.usage;
+    },
   };
+}
+
+/** Adds a Claude `usage` object: input counts the cache-creation and cache-read tokens too. */
+function addUsage(total: UsageTotal, reported: JsonObject | undefined, costUsd?: number): void {
+  if (!reported) return;
+  const input = sumNumbers(reported.input_tokens, reported.cache_creation_input_tokens, reported.cache_read_input_tokens);
+  total.add(input, asNumber(reported.output_tokens), costUsd);
 }

@@ -137,5 +137,6 @@ export function createCodexParser(): OutputParser {
       return result;
     },
     sessionId: () => session.value,
+    usageSoFar: () => usage.usage,
   };
 }

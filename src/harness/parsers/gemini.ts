@@ -101,5 +101,6 @@ export function createGeminiParser(): OutputParser {
       return result;
     },
     sessionId: () => session.value,
+    usageSoFar: () => usage.usage,
   };
 }

@@ -75,5 +75,6 @@ export function createOpencodeParser(): OutputParser {
       return result;
     },
     sessionId: () => session.value,
+    usageSoFar: () => usage.usage,
   };
 }

@@ -26,4 +26,9 @@ export interface OutputParser {
   finish(): ParseResult;
   /** The agent session's id as the CLI last reported it so far (what a later run resumes), or undefined. */
   sessionId(): string | undefined;
+  /**
+   * The usage the CLI reported so far, for caps enforced while it runs (engine/budget.ts); only the
+   * figures it reported. Absent on formats that report nothing before the end.
+   */
+  usageSoFar?(): StepUsage | undefined;
 }

@@ -16,6 +16,11 @@
 //            resetting at FAKE_RESETS_AT (epoch seconds; default in an hour); exit 1. With
 //            FAKE_LIMIT_STATE=<file> and FAKE_LIMIT_TIMES=n only the first n runs hit it, later runs
 //            are like default (a resumed session that goes on)
+//   spend    init, then FAKE_SPEND_TURNS (50; FAKE_SPEND_RESUMED_TURNS on a resumed session) turns of
+//            FAKE_SPEND_TOKENS (1000) tokens each, FAKE_SPEND_MS (20) apart, each a line with its usage in
+//            the CLI's real format (format.spend), then the final usage (format.spendEnd); exit 0
+// FAKE_SIGNALS_FILE=<path> appends the name of every SIGINT and SIGTERM received (a line each); SIGINT
+// then ends the run (exit 130) unless FAKE_IGNORE_SIGINT=1.
 // Every mode that finishes also writes `agent-was-here.txt` (the prompt) into the working folder,
 // unless FAKE_NO_WRITE=1. FAKE_ARGS_FILE=<path> appends {argv, cwd, prompt} as one JSON line per run.
 // A format's `sessionId` (when set) is the session the run reports, else a new UUID.
@@ -133,8 +138,23 @@ function codexTime(epochSeconds) {
   return `${at.toLocaleString('en-US', { month: 'short' })} ${day}${suffix}, ${at.getFullYear()} ${time}`;
 }
 
+/** Records SIGINT and SIGTERM in FAKE_SIGNALS_FILE; SIGINT ends the run as Ctrl-C would (unless FAKE_IGNORE_SIGINT=1), SIGTERM at once. */
+function recordSignals() {
+  const file = process.env.FAKE_SIGNALS_FILE;
+  if (!file) return;
+  process.on('SIGINT', () => {
+    fs.appendFileSync(file, 'SIGINT\n');
+    if (process.env.FAKE_IGNORE_SIGINT !== '1') process.exit(130);
+  });
+  process.on('SIGTERM', () => {
+    fs.appendFileSync(file, 'SIGTERM\n');
+    process.exit(143);
+  });
+}
+
 async function runSession(format, prompt) {
   const mode = process.env.FAKE_MODE || 'default';
+  recordSignals();
   // Tests wait for this file instead of a time: the session has started.
   if (process.env.FAKE_STARTED_FILE) fs.writeFileSync(process.env.FAKE_STARTED_FILE, String(process.pid));
   // A reader that goes away (EPIPE) ends the run quietly, as the real CLIs do on SIGPIPE.
@@ -170,6 +190,20 @@ async function runSession(format, prompt) {
     for (const line of limit.lines || []) await write(out, line);
     for (const line of limit.stderr || []) process.stderr.write(line + '\n');
     process.exitCode = limit.exitCode ?? 1;
+    return;
+  }
+
+  if (mode === 'spend') {
+    const turns = envNumber(format.sessionId && process.env.FAKE_SPEND_RESUMED_TURNS ? 'FAKE_SPEND_RESUMED_TURNS' : 'FAKE_SPEND_TURNS', 50);
+    const tokens = envNumber('FAKE_SPEND_TOKENS', 1000);
+    if (process.env.FAKE_NO_WRITE !== '1') fs.writeFileSync(path.join(cwd, 'agent-was-here.txt'), ctx.prompt);
+    for (const line of format.init(ctx)) await write(out, line);
+    for (let i = 1; i <= turns; i++) {
+      await sleep(envNumber('FAKE_SPEND_MS', 20));
+      for (const line of format.spend(ctx, i, tokens)) await write(out, line);
+    }
+    for (const line of format.spendEnd(ctx, turns * tokens)) await write(out, line);
+    process.exitCode = 0;
     return;
   }
 
