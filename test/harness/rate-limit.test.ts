@@ -87,7 +87,7 @@ words('Gemini: the TerminalQuotaError result with its retry delay; a daily quota
 });
 
 words('the same words in an answer, a tool result or a warning are no limit', () => {
-  const text = "You've hit your session limit · resets 3pm (UTC)";
+  const text = "You've hit your usage limit · resets 3pm (UTC)";
   assert.is(limitOf([
     { type: 'assistant', session_id: 's', message: { id: 'm', role: 'assistant', content: [{ type: 'text', text }] } },
     { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'You\u2019ve hit your usage limit. Try again at 3:05 PM.', is_error: false }] } },
