@@ -436,8 +436,10 @@ export class LinearAgentSessions {
   private planQuestion(sessionId: string, run: Readonly<Run>, stepRun: Readonly<StepRun>): void {
     const step = run.pipeline?.steps.find((candidate) => candidate.id === stepRun.id);
     const approval = step?.kind === 'approval' ? step : undefined;
-    const about = stepRun.budgetStop ? 'The agent reached its budget.' : stepRun.message ?? (approval ? approval.message : '');
-    this.plan(sessionId, `ask:${stepRun.id}:${stepRun.attempt}`, { type: 'elicitation', body: `**${stepRun.name}** waits for a decision.\n\n${cut(about, 2000)}\n\n${answerHelp(approval)}` }, choiceSignal(step));
+    const budget = stepRun.budgetStop;
+    const about = budget ? `The agent reached its ${budget.limit} budget (${budget.spent} of ${budget.allowed}): approve to let it go on, reject to stop.` : stepRun.message ?? (approval ? approval.message : '');
+    // An agent step can wait more than once in one attempt (each cap it reaches): each wait is its own question.
+    this.plan(sessionId, `ask:${stepRun.id}:${stepRun.attempt}${budget ? `:${budget.at}` : ''}`, { type: 'elicitation', body: `**${stepRun.name}** waits for a decision.\n\n${cut(about, 2000)}\n\n${answerHelp(approval)}` }, choiceSignal(step));
   }
 
   private planEnd(sessionId: string, run: Readonly<Run>): void {
