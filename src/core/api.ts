@@ -256,11 +256,6 @@ export interface StepRun {
   resumeAt?: number;
   /** Since when `liveness` holds: the last output (quiet, stalled), the first wait (rateLimited). */
   livenessSince?: number;
-}
-
-export interface Run {
-  id: string;
-  pipelineId: string;
   /** A failed attempt: the line of its log most likely to say why (core/failure-cause.ts). */
   cause?: FailureCause;
 }
@@ -269,6 +264,11 @@ export interface Run {
 export interface FailureCause {
   line: number;
   text: string;
+}
+
+export interface Run {
+  id: string;
+  pipelineId: string;
   pipelineName: string;
   projectId: string;
   triggerId?: string;

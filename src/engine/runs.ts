@@ -792,6 +792,7 @@ export class RunService {
         }
         delete (stepRun as StoredStepRun).processGroup;
         Object.assign(stepRun, outcome, { finishedAt: this.now() });
+        if (outcome.status === 'failed') await this.recordCause(run, stepRun, attempt);
         this.changed(run);
         await this.options.store.save(run);
         this.announceStep({ type: 'step-finished', run, step: stepRun });
@@ -803,6 +804,13 @@ export class RunService {
       }
     }
     return this.finish(run, 'succeeded');
+  }
+
+  /** A failed attempt's cause (core/failure-cause.ts): the first error-looking line of its log's last 10,000, read back. */
+  private async recordCause(run: Run, stepRun: StepRun, attempt: number): Promise<void> {
+    const lines = await this.logs.read(run.id, stepRun.id, attempt, { limit: 10_000 }).catch(() => []);
+    const cause = findFailureCause(lines, stepRun.error);
+    if (cause) stepRun.cause = cause;
   }
 
   /** What the run that last worked on a follow-up's branch did with agents (follow-up-session.ts), read whole. */
@@ -851,7 +859,6 @@ export class RunService {
     this.rateLimitTimers.disarm(run.id);
     releaseRateLimitWait(stepRun);
     run.status = 'queued';
-        if (outcome.status === 'failed') await this.recordCause(run, stepRun, attempt);
     this.resuming.add(run.id);
     this.enqueue(run.id);
     this.changed(run);
@@ -865,13 +872,6 @@ export class RunService {
     this.rateLimitTimers.disarm(run.id);
     clearLiveness(stepRun);
     const error = `Stopped waiting for the model's usage limit to reset${comment ? `: ${comment}` : ''}`;
-  /** A failed attempt's cause (core/failure-cause.ts): the first error-looking line of its log's last 10,000, read back. */
-  private async recordCause(run: Run, stepRun: StepRun, attempt: number): Promise<void> {
-    const lines = await this.logs.read(run.id, stepRun.id, attempt, { limit: 10_000 }).catch(() => []);
-    const cause = findFailureCause(lines, stepRun.error);
-    if (cause) stepRun.cause = cause;
-  }
-
     Object.assign(stepRun, { status: 'failed', finishedAt: this.now(), error });
     if (!step.continueOnError) return this.finish(run, 'failed', `Step \`${step.id}\` failed: ${error}`);
     run.status = 'queued';
