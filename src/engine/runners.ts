@@ -8,7 +8,7 @@ import { errorMessage, testFailure } from '../core/errors';
 import { localRunner, validateRunner, type RunnerContext } from '../core/runners';
 import { runProcess } from './process';
 import { sandboxCommand } from './sandbox';
-import { definedEntries, shellWord, sshVersions } from './ssh';
+import { definedEntries, shellWord, sshVersions, type SshSetup } from './ssh';
 
 export interface RunnerTestOptions extends Partial<RunnerContext> {
   /** The harnesses whose CLIs are looked for (the enabled ones). */
@@ -17,6 +17,8 @@ export interface RunnerTestOptions extends Partial<RunnerContext> {
   env?: Record<string, string>;
   /** How long each command may take; default 15 s. */
   timeoutMs?: number;
+  /** How ssh runners are reached (default: a private socket folder, the user's known hosts). */
+  ssh?: SshSetup;
 }
 
 /** A shell script that prints one line per command: `<label>\t<version or what failed>`. */
@@ -64,7 +66,7 @@ export async function testRunner(input: unknown, options: RunnerTestOptions): Pr
     let output: string;
     let where: string;
     if (runner.kind === 'ssh') {
-      output = await sshVersions(runner, script, { env, timeoutMs });
+      output = await sshVersions(runner, script, { env, timeoutMs, setup: options.ssh });
       where = `on ${runner.host}`;
     } else {
       const workspace = env.HOME ?? '/';

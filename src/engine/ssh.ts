@@ -8,19 +8,21 @@
 // write its process group id to a pid file under the work folder, and exec the step's command in a
 // session of its own (`setsid -w`), which then reads the rest of stdin. So no value of the
 // environment is ever on a command line (ours, or the host's), and cancel or timeout stops the
-// whole remote tree: `kill -TERM -- -<pgid>`, then KILL after the grace. Without a tty the remote
+// whole remote tree: `kill -TERM -<pgid>`, then KILL after the grace. Without a tty the remote
 // processes would outlive the local ssh (PROVIDERS.md §10), so that kill is what stops them. After a
 // restart, stopLeftoverProcesses stops what runs from pid files no live run owns.
 //
 // The work comes home over git: the remote worktree's leftovers are committed, then the local
 // repository fetches the run's branch from it through the same ssh options (GIT_SSH_COMMAND).
 
-import { lstat, mkdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { lstat, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Runner } from '../core/api';
 import { FactoryError, quote } from '../core/errors';
 import { defaultRemoteWorkDir } from '../core/runners';
+import { setTimer } from '../core/timers';
 import { runProcess, type ProcessResult, type RunProcessOptions } from './process';
 
 /** What the ssh runner needs of a Runner. */
@@ -57,7 +59,9 @@ export function sshOptions(runner: SshRunner, setup: SshSetup): string[] {
     '-o', 'BatchMode=yes',
     '-o', `StrictHostKeyChecking=${runner.knownHosts === 'accept-new' ? 'accept-new' : 'yes'}`,
     '-o', 'ConnectTimeout=10', '-o', 'ServerAliveInterval=15', '-o', 'ServerAliveCountMax=3',
-    '-o', 'ControlMaster=auto', '-o', `ControlPath=${join(setup.controlFolder, '%C')}`, '-o', `ControlPersist=${setup.controlPersistSec ?? 300}`,
+    // Calls use the master connection when there is one (ensureMaster) and never become one: a master
+    // started inside a call would be stopped with that call's process group, and the calls sharing it with it.
+    '-o', 'ControlMaster=no', '-o', `ControlPath=${join(setup.controlFolder, '%C')}`,
   ];
   if (setup.configFile) options.unshift('-F', setup.configFile);
   if (setup.knownHostsFile) options.push('-o', `UserKnownHostsFile=${setup.knownHostsFile}`);
@@ -67,9 +71,59 @@ export function sshOptions(runner: SshRunner, setup: SshSetup): string[] {
 
 /** The whole ssh argument list for one remote command (already a shell command line for the host). */
 export function sshArguments(runner: SshRunner, setup: SshSetup, remoteCommand: string): string[] {
+  return [...sshOptions(runner, setup), ...destination(runner), remoteCommand];
+}
+
+function destination(runner: SshRunner): string[] {
   if (!runner.host) throw new RangeError('An ssh runner needs a host');
-  const destination = [...(runner.port ? ['-p', String(runner.port)] : []), ...(runner.user ? ['-l', runner.user] : [])];
-  return [...sshOptions(runner, setup), ...destination, '--', runner.host, remoteCommand];
+  return [...(runner.port ? ['-p', String(runner.port)] : []), ...(runner.user ? ['-l', runner.user] : []), '--', runner.host];
+}
+
+const mastersStarting = new Map<string, Promise<void>>();
+
+/**
+ * Makes sure a master connection to the host runs (ssh -M -N -f, ControlPersist), outside every
+ * call's process group, so calls reuse one connection. Rejects with SshError in words when the host
+ * cannot be reached, refuses the key, or its host key is unknown or changed. One start at a time per
+ * host and socket folder; a master already there is used as it is.
+ */
+export function ensureMaster(runner: SshRunner, setup: SshSetup, localEnv: Record<string, string> = definedEntries(process.env)): Promise<void> {
+  const key = JSON.stringify([setup.controlFolder, setup.knownHostsFile, runner.host, runner.port, runner.user, runner.identityFile]);
+  const starting = mastersStarting.get(key) ?? startMaster(runner, setup, sshClientEnvironment(localEnv)).finally(() => mastersStarting.delete(key));
+  mastersStarting.set(key, starting);
+  return starting;
+}
+
+async function startMaster(runner: SshRunner, setup: SshSetup, env: Record<string, string>): Promise<void> {
+  const ssh = setup.sshCommand ?? 'ssh';
+  const check = await exitOf(ssh, [...sshOptions(runner, setup), '-O', 'check', ...destination(runner)], env);
+  if (check.code === 0) return;
+  const options = sshOptions(runner, setup).map((option) => (option === 'ControlMaster=no' ? 'ControlMaster=yes' : option));
+  const started = await exitOf(ssh, [...options, '-o', `ControlPersist=${setup.controlPersistSec ?? 300}`, '-N', '-f', ...destination(runner)], env);
+  if (started.code !== 0) throw new SshError(explainSshFailure(runner, started.errors));
+}
+
+/**
+ * Runs ssh and resolves at its exit with its stderr lines (read from a file: a master that went to
+ * the background keeps its stderr open, and must not die writing to a closed pipe).
+ */
+async function exitOf(command: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; errors: string[] }> {
+  const folder = await mkdtemp(join(tmpdir(), 'factory-ssh-log-'));
+  const logPath = join(folder, 'stderr');
+  const log = await open(logPath, 'w', 0o600);
+  try {
+    const code = await new Promise<number | null>((done) => {
+      const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', log.fd], detached: true });
+      child.on('error', () => done(null));
+      child.on('exit', (exitCode) => done(exitCode));
+      child.unref();
+    });
+    const errors = (await readFile(logPath, 'utf8').catch(() => '')).split('\n').map((line) => line.trim()).filter(Boolean).slice(-20);
+    return { code, errors };
+  } finally {
+    await log.close();
+    await rm(folder, { recursive: true, force: true });
+  }
 }
 
 /** The runner's remote work folder as a shell word: absolute, or relative to the login folder. */
@@ -145,25 +199,25 @@ export async function runRemote(runner: SshRunner, setup: SshSetup, options: Rem
   const pidFile = `${remoteWorkDir(runner)}/.factory-pids/${options.key}.pgid`;
   const words = ['sh', '-c', remoteBootstrap, 'factory-step', options.cwd, pidFile, options.command, ...options.args];
   const localEnv = sshClientEnvironment(options.localEnv ?? definedEntries(process.env));
+  await ensureMaster(runner, setup, localEnv);
   const local = new AbortController();
   let cancelled = false;
   let timedOut = false;
   let finished = false;
-  const stop = async (): Promise<void> => {
-    if (finished) return;
-    await stopRemoteGroup(runner, setup, pidFile, options.killGraceMs ?? 5000, localEnv, () => finished);
-    local.abort();
+  let stopping: Promise<void> | undefined;
+  const stop = (): void => {
+    stopping ??= stopRemoteGroup(runner, setup, pidFile, options.killGraceMs ?? 5000, localEnv, () => finished).finally(() => local.abort());
   };
   const onAbort = () => {
     cancelled = true;
-    void stop();
+    stop();
   };
   if (options.signal?.aborted) return { exitCode: null, signal: null, timedOut: false, cancelled: true, output: '', outputTruncated: false, durationMs: 0 };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const timer = options.timeoutMs !== undefined && Number.isFinite(options.timeoutMs)
-    ? setTimeout(() => {
+    ? setTimer(() => {
       timedOut = true;
-      void stop();
+      stop();
     }, options.timeoutMs)
     : undefined;
   try {
@@ -172,6 +226,8 @@ export async function runRemote(runner: SshRunner, setup: SshSetup, options: Rem
       stdin: environmentBlock({ ...options.env, FACTORY_REMOTE_KEY: options.key }) + (options.stdin ?? ''), signal: local.signal, killGraceMs: options.killGraceMs,
       onLine: options.onLine, onChunk: options.onChunk, outputLimit: options.outputLimit,
     });
+    // A stop under way ends with the pid file removed: the result waits for it.
+    await stopping;
     return { ...result, cancelled: cancelled || result.cancelled, timedOut };
   } finally {
     finished = true;
@@ -187,9 +243,9 @@ async function stopRemoteGroup(runner: SshRunner, setup: SshSetup, pidFile: stri
     `f=${shellWord(pidFile)}`,
     'pg=$(cat "$f" 2>/dev/null) || exit 0',
     'case $pg in ""|*[!0-9]*) exit 0;; esac',
-    'kill -TERM -- "-$pg" 2>/dev/null || { rm -f "$f"; exit 0; }',
-    `i=0; while kill -0 -- "-$pg" 2>/dev/null && [ $i -lt ${graceSec * 10} ]; do sleep 0.1; i=$((i+1)); done`,
-    'kill -KILL -- "-$pg" 2>/dev/null; rm -f "$f"',
+    'kill -TERM "-$pg" 2>/dev/null || { rm -f "$f"; exit 0; }',
+    `i=0; while kill -0 "-$pg" 2>/dev/null && [ $i -lt ${graceSec * 10} ]; do sleep 0.1; i=$((i+1)); done`,
+    'kill -KILL "-$pg" 2>/dev/null; rm -f "$f"',
   ].join('\n');
   if (over()) return;
   await runProcess({ command: setup.sshCommand ?? 'ssh', args: sshArguments(runner, setup, `sh -c ${shellWord(script)}`), cwd: '/', env: localEnv, timeoutMs: graceMs + 20_000, killGraceMs: 1000 });
@@ -214,14 +270,15 @@ export async function stopLeftoverProcesses(runner: SshRunner, setup: SshSetup, 
     '  pg=$(cat "$f"); case $pg in ""|*[!0-9]*) rm -f "$f"; continue;; esac',
     // A leader still there must carry this key (its pid may have been reused); without one, the group's pgid cannot have been.
     '  if [ -r "/proc/$pg/environ" ] && ! tr "\\0" "\\n" < "/proc/$pg/environ" | grep -qx "FACTORY_REMOTE_KEY=${f%.pgid}"; then rm -f "$f"; continue; fi',
-    '  if kill -0 -- "-$pg" 2>/dev/null; then',
-    '    kill -TERM -- "-$pg" 2>/dev/null; echo "${f%.pgid}"',
-    `    i=0; while kill -0 -- "-$pg" 2>/dev/null && [ $i -lt ${graceSec * 10} ]; do sleep 0.1; i=$((i+1)); done`,
-    '    kill -KILL -- "-$pg" 2>/dev/null',
+    '  if kill -0 "-$pg" 2>/dev/null; then',
+    '    kill -TERM "-$pg" 2>/dev/null; echo "${f%.pgid}"',
+    `    i=0; while kill -0 "-$pg" 2>/dev/null && [ $i -lt ${graceSec * 10} ]; do sleep 0.1; i=$((i+1)); done`,
+    '    kill -KILL "-$pg" 2>/dev/null',
     '  fi',
     '  rm -f "$f"',
     'done',
   ].join('\n');
+  await ensureMaster(runner, setup, options.localEnv);
   const result = await runProcess({
     command: setup.sshCommand ?? 'ssh', args: sshArguments(runner, setup, `sh -c ${shellWord(script)}`), cwd: '/',
     env: sshClientEnvironment(options.localEnv ?? definedEntries(process.env)), timeoutMs: 60_000, killGraceMs: 1000,
@@ -236,6 +293,7 @@ export async function stopLeftoverProcesses(runner: SshRunner, setup: SshSetup, 
  */
 export async function runRemoteScript(runner: SshRunner, setup: SshSetup, script: string, options: { localEnv?: Record<string, string>; timeoutMs?: number } = {}): Promise<string> {
   const errors: string[] = [];
+  await ensureMaster(runner, setup, options.localEnv);
   const result = await runProcess({
     command: setup.sshCommand ?? 'ssh', args: sshArguments(runner, setup, `sh -c ${shellWord(script)}`), cwd: '/',
     env: sshClientEnvironment(options.localEnv ?? definedEntries(process.env)), timeoutMs: options.timeoutMs ?? 30_000, killGraceMs: 1000,
