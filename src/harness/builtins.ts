@@ -28,6 +28,7 @@ const claude: HarnessDefinition = {
   models: ['sonnet', 'opus', 'haiku'],
   output: 'claude-stream-json',
   install: 'npm install -g @anthropic-ai/claude-code',
+  sandboxPaths: ['~/.claude', '~/.claude.json'],
 };
 
 /** OpenAI Codex: `-` reads the prompt from stdin; without --skip-git-repo-check exec refuses non-git folders. */
@@ -45,6 +46,7 @@ const codex: HarnessDefinition = {
   models: ['gpt-5-codex', 'gpt-5'],
   output: 'codex-json',
   install: 'npm install -g @openai/codex',
+  sandboxPaths: ['~/.codex'],
 };
 
 /** Gemini CLI: headless when stdin is not a terminal; the prompt comes on stdin instead of `-p`. */
@@ -62,6 +64,7 @@ const gemini: HarnessDefinition = {
   models: ['gemini-2.5-pro', 'gemini-2.5-flash'],
   output: 'gemini-stream-json',
   install: 'npm install -g @google/gemini-cli',
+  sandboxPaths: ['~/.gemini'],
 };
 
 /**
@@ -81,6 +84,7 @@ const opencode: HarnessDefinition = {
   models: [],
   output: 'opencode-json',
   install: 'npm install -g opencode-ai',
+  sandboxPaths: ['~/.config/opencode', '~/.local/share/opencode', '~/.local/state/opencode', '~/.cache/opencode'],
 };
 
 /** Cursor CLI: the binary is `agent` (`cursor-agent` is the legacy name, see alternativeCommands). */
@@ -97,6 +101,7 @@ const cursor: HarnessDefinition = {
   models: ['auto'],
   output: 'cursor-stream-json',
   install: 'curl https://cursor.com/install -fsS | bash',
+  sandboxPaths: ['~/.cursor', '~/.config/cursor'],
 };
 
 /** Amp: execute mode reads the prompt from stdin; there is no model flag. */
@@ -112,6 +117,7 @@ const amp: HarnessDefinition = {
   models: [],
   output: 'amp-stream-json',
   install: 'npm install -g @sourcegraph/amp',
+  sandboxPaths: ['~/.config/amp', '~/.local/share/amp', '~/.cache/amp'],
 };
 
 /** Every built-in harness, in the order the UI lists them. Ids match `builtInHarnessIds` in engine/config. */
