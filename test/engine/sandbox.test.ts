@@ -74,12 +74,17 @@ sandbox('a planted secret in the home folder cannot be read; the harness folder 
 
 sandbox('writing outside the workspace fails; inside it works', async (context) => {
   const outside = join(context.dir, 'outside.txt');
-  const result = await inSandbox(context, open, `echo inside > result.txt && echo out > ${outside}; echo x > /usr/factory-test; echo x > ${join(context.data, 'injected')}; exit 0`);
-  assert.is(result.exitCode, 0, result.text);
-  assert.is(readFileSync(join(context.workspace, 'result.txt'), 'utf8'), 'inside\n');
-  assert.not.ok(existsSync(outside), 'nothing written beside the workspace');
-  assert.not.ok(existsSync('/usr/factory-test'), 'nothing written into the system');
-  assert.not.ok(existsSync(join(context.data, 'injected')), 'nothing written into the data folder');
+  const system = `/usr/factory-sandbox-${process.pid}-${Date.now()}`;
+  try {
+    const result = await inSandbox(context, open, `echo inside > result.txt && echo out > ${outside}; echo x > ${system}; echo x > ${join(context.data, 'injected')}; exit 0`);
+    assert.is(result.exitCode, 0, result.text);
+    assert.is(readFileSync(join(context.workspace, 'result.txt'), 'utf8'), 'inside\n');
+    assert.not.ok(existsSync(outside), 'nothing written beside the workspace');
+    assert.not.ok(existsSync(system), 'nothing written into the system');
+    assert.not.ok(existsSync(join(context.data, 'injected')), 'nothing written into the data folder');
+  } finally {
+    removeTempDir(system);
+  }
 });
 
 sandbox('the data folder and other runs\' workspaces are invisible', async (context) => {
