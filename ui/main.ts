@@ -8,6 +8,7 @@ import { createWebBridge, type ConnectionState } from './bridge';
 import { desktopApi } from './call-error';
 import { h, relativeTime, replace } from './dom';
 import { routes } from './routes';
+import { errorWords } from './views/error-details';
 import { isUnread } from './views/inbox';
 
 declare global {
@@ -86,7 +87,7 @@ function start(): void {
       location.hash = path.startsWith('#') ? path : `#${path}`;
     },
     toast(message, kind = 'ok', undo) {
-      const toast = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, message,
+      const toast = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, errorWords(message),
         undo ? h('button', { type: 'button', class: 'toast-action', onclick: () => (toast.remove(), undo()) }, 'Undo') : null);
       toasts.appendChild(toast);
       setTimeout(() => toast.remove(), undo ? undoWindowMs : kind === 'error' ? 8000 : 4000);

@@ -9,6 +9,7 @@ import type { InboxItem, Snapshot } from '../../src/core/api';
 import { errorText, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction, withUndo } from './dialog';
+import { errorElement } from './error-details';
 import { optionLabels } from './run';
 import { runTitle } from './runs';
 import { withBusy } from './settings-form';
@@ -164,7 +165,7 @@ export const inboxScreen: ScreenFactory = (context) => {
             unreadNow ? h('span', { class: 'unread-dot', title: 'Unread', 'aria-label': 'Unread', role: 'img' }) : null,
             title),
           decided ? h('p', { class: `inbox-decision status-${decided.approved ? 'succeeded' : 'rejected'}`, 'data-test': 'decision' }, `${decided.approved ? '✓' : '⊘'} ${decided.text}`) : null,
-          body ? h('p', { class: 'inbox-body' }, preview(body)) : null),
+          body ? h('p', { class: 'inbox-body' }, errorElement(body, 'inbox-body-text', '', preview)) : null),
         h('span', { class: 'meta inbox-time' }, timeElement(item.at)));
     }));
   }

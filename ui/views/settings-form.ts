@@ -2,7 +2,8 @@
 // fields that can show a validation error where it belongs, buttons that show progress while their
 // action runs, copying to the clipboard, and random secrets. Text goes in only through textContent.
 
-import { h } from '../dom';
+import { h, replace } from '../dom';
+import { errorElement } from './error-details';
 import { placeProblems } from './form';
 
 let nextId = 0;
@@ -206,5 +207,6 @@ export function variablesEditor(initial: Record<string, string> | undefined): { 
 export function resultLine(element: HTMLElement, ok: boolean, text: string): void {
   element.hidden = false;
   element.className = ok ? 'test-result ok' : 'test-result error';
-  element.textContent = `${ok ? '✓' : '✕'} ${text}`;
+  if (ok) element.textContent = `✓ ${text}`;
+  else replace(element, errorElement(text, 'test-error', '✕ '));
 }

@@ -11,6 +11,7 @@ import { errorText, externalLink, type AppContext, type ScreenFactory } from '..
 import { CallError } from '../call-error';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
+import { errorElement, errorWords } from './error-details';
 import { checkbox } from './form';
 import { runTitle } from './runs';
 import { FormFields, copyText, option, randomSecret, resultLine, switchControl, variablesEditor, withBusy } from './settings-form';
@@ -161,7 +162,7 @@ export const triggersScreen: ScreenFactory = (context) => {
             `${kindNames[trigger.kind] ?? trigger.kind} → ${pipeline?.name ?? 'missing pipeline'} · `,
             polls ? 'last poll ' : 'last event ', timeElement(polls ? state?.lastPollAt : state?.lastEventAt),
             ` · ${state?.processedCount ?? 0} processed`),
-          state?.lastError ? h('span', { class: 'meta item-error' }, `✕ ${state.lastError}`) : null));
+          state?.lastError ? h('span', { class: 'meta item-error' }, `✕ ${errorWords(state.lastError)}`) : null));
     }));
     if (list.parentNode !== listArea) replace(listArea, list);
   }
@@ -563,7 +564,7 @@ class TriggerEditor {
       this.provider ? ['Last poll ', timeElement(state?.lastPollAt), ' · next poll ', timeElement(state?.nextPollAt), ' · last event '] : 'Last event ',
       timeElement(state?.lastEventAt), ` · ${state?.processedCount ?? 0} processed`,
       limitedUntil ? h('span', { class: 'warning' }, ` · ${limitError ?? `Rate limited until ${new Date(limitedUntil).toLocaleTimeString()}`}`) : null,
-      state?.lastError && !limitError ? h('span', { class: 'item-error' }, ` · ✕ ${state.lastError}`) : null);
+      state?.lastError && !limitError ? errorElement(state.lastError, 'item-error', ' · ✕ ') : null);
   }
 
   private ledgerSection(state: TriggerState | undefined): HTMLElement {
@@ -586,7 +587,7 @@ class TriggerEditor {
               h('td', {}, timeElement(entry.at)),
               h('td', {}, entry.source),
               h('td', { class: 'mono key', title: entry.key }, entry.key ?? '—'),
-              h('td', { class: entry.decision.startsWith('started') ? 'decision decision-started' : 'decision' }, entry.decision.slice(0, entry.decision.length - id.length),
+              h('td', { class: entry.decision.startsWith('started') ? 'decision decision-started' : 'decision' }, errorElement(entry.decision.slice(0, entry.decision.length - id.length), 'ledger-decision'),
                 id ? h('span', { class: 'run-id mono', title: id }, id) : null),
               h('td', { class: 'run' }, entry.runId ? h('a', { href: `#/runs/${encodeURIComponent(entry.runId)}`, title: run ? runTitle(run) : entry.runId }, run ? runTitle(run) : 'Open run') : '—'));
           })))));
