@@ -96,7 +96,7 @@ lists('the phone top bar counts the runs waiting for approval; Escape closes the
 
   await page.click('.top-waiting');
   await page.waitFor(`document.querySelector('[data-test="filter-status"]').value === 'waiting'`, 5000, 'Runs filtered to the waiting runs');
-  assert.is(await page.evaluate(`location.hash`), '#/runs', 'the address is plain again, so the count works a second time');
+  assert.is(await page.evaluate(`location.hash`), '#/runs?status=waiting', 'the filter lives in the address (and only there: phone-and-undo.test.ts)');
   await page.viewport('desktop');
 });
 

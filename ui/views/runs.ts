@@ -21,8 +21,23 @@ interface RunFilters {
   search: string;
 }
 
-/** Kept while the app runs, so coming back to Runs keeps the filters. */
+/**
+ * The pipeline and the search are kept while the app runs, so coming back to Runs keeps them; the
+ * status lives only in the address (`#/runs?status=waiting`, as the top bar's count links), so a
+ * filter picked there does not stick on later visits.
+ */
 const remembered: RunFilters = { status: '', pipelineId: '', search: '' };
+
+/** The status the address asks for ('' for all). */
+function addressStatus(): string {
+  const status = new URLSearchParams(location.hash.split('?')[1] ?? '').get('status') ?? '';
+  return runStatuses.includes(status as RunStatus) ? status : '';
+}
+
+/** Waiting runs first (they wait for someone), then newest first. */
+export function pinWaiting(runs: Run[]): Run[] {
+  return runs.sort((a, b) => Number(b.status === 'waiting') - Number(a.status === 'waiting') || b.createdAt - a.createdAt);
+}
 
 export function statusPill(status: string, attributes: Record<string, string> = {}): HTMLElement {
   const label = statusLabel(status);
@@ -175,7 +190,7 @@ class RunsView {
     // The step running or waiting: how it is doing ("quiet for 4 min", "rate limited, resumes 14:05").
     const live = run.steps.find((step) => step.liveness && (step.status === 'running' || step.status === 'waiting'));
     const cost = usageParts(run.usage).join(' · ');
-    return h('li', { class: 'run-item' },
+    return h('li', { class: run.status === 'waiting' ? 'run-item run-item-pinned' : 'run-item' },
       h('a', { class: 'run-row', href: `#/runs/${encodeURIComponent(run.id)}`, 'data-test': 'run-row', 'data-run-id': run.id },
         statusPill(run.status),
         h('span', { class: 'run-row-title' }, run.issue?.key ? h('span', { class: 'run-row-key meta' }, run.issue.key) : null, runTitle(run), pullRequest),
@@ -204,17 +219,17 @@ class RunsView {
 export const runsScreen: ScreenFactory = (context: AppContext) => {
   const view = new RunsView();
   const filters = remembered;
-  // A link such as the top bar's waiting count: its filter, then a plain address (so it works again).
-  const status = new URLSearchParams(location.hash.split('?')[1] ?? '').get('status');
-  if (status !== null) {
-    filters.status = runStatuses.includes(status as RunStatus) ? status : '';
-    history.replaceState(null, '', '#/runs');
-  }
+  filters.status = addressStatus();
+  /** A status picked on the page goes into the address (and only there). */
+  const setStatus = (status: string) => {
+    filters.status = status;
+    history.replaceState(null, '', status ? `#/runs?status=${status}` : '#/runs');
+  };
   let emptyKind: 'none' | 'filtered' | 'hidden' | undefined;
 
   function render(): void {
     const snapshot = context.state.snapshot;
-    const runs = [...(snapshot?.runs ?? [])].sort((a, b) => b.createdAt - a.createdAt);
+    const runs = pinWaiting([...(snapshot?.runs ?? [])]);
     const pipelines = snapshot?.pipelines ?? [];
     view.renderFilters(runs, pipelines, filters);
     view.renderStartForm(pipelines);
@@ -267,7 +282,7 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
   }
 
   function clearFilters(): void {
-    filters.status = '';
+    setStatus('');
     filters.pipelineId = '';
     filters.search = '';
     view.searchInput.value = '';
@@ -293,13 +308,13 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
   });
   view.startPipeline.addEventListener('change', render);
   view.statusSelect.addEventListener('change', () => {
-    filters.status = view.statusSelect.value;
+    setStatus(view.statusSelect.value);
     render();
   });
   view.counts.addEventListener('click', (event) => {
     const button = (event.target as HTMLElement).closest<HTMLElement>('[data-status]');
     if (!button) return;
-    filters.status = filters.status === button.dataset.status ? '' : button.dataset.status!;
+    setStatus(filters.status === button.dataset.status ? '' : button.dataset.status!);
     render();
   });
   view.pipelineSelect.addEventListener('change', () => {
