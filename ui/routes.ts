@@ -10,6 +10,7 @@ import { runScreen } from './views/run';
 import { runsScreen } from './views/runs';
 import { settingsScreen } from './views/settings';
 import { triggersScreen } from './views/triggers';
+import { waitingScreen } from './views/waiting';
 
 export const routes: [string, ScreenFactory][] = [
   ['#/runs', runsScreen],
@@ -22,4 +23,5 @@ export const routes: [string, ScreenFactory][] = [
   ['#/channels', channelsScreen],
   ['#/inbox', inboxScreen],
   ['#/settings', settingsScreen],
+  ['#/waiting', waitingScreen],
 ];

@@ -1,7 +1,8 @@
 // Remote access (spec section B): the FactoryApi over HTTP, its events as a server-sent stream,
 // the sign-in link, and the renderer's files, for a browser or a phone.
 //
-//   GET  /pair?t=<token>        sign in (the access token or a one-time invite): a session cookie, then 303 to /
+//   GET  /pair?t=<token>        sign in (the access token or a one-time invite): a session cookie, then 303 to
+//                               /#/waiting (the renderer opens what waits for approval, else Runs)
 //   POST /api/pairing-invite    signed in: a one-time sign-in link for another device → {"url", "qrSvg"}
 //   POST /api/call/<method>     body: JSON array of the arguments → {"result": …}
 //   GET  /api/events            server-sent events (every event but `navigate`)
@@ -90,7 +91,8 @@ function createRemoteHandler(options: RemoteOptions & Served) {
           response.writeHead(401, { ...headers, 'Content-Type': 'text/html; charset=utf-8' }).end(pairingFailedPage);
           return;
         }
-        response.writeHead(303, { ...headers, Location: '/', 'Set-Cookie': sessionCookie(sessionId) }).end();
+        // A phone signing in goes to what waits for it (ui/views/waiting.ts).
+        response.writeHead(303, { ...headers, Location: '/#/waiting', 'Set-Cookie': sessionCookie(sessionId) }).end();
       },
     },
     {

@@ -124,10 +124,10 @@ remote('refused settings, triggers and projects are answered 400 in words, with 
   assert.equal((await factory.api.snapshot()).settings.remoteAccess.allowedHosts, [], 'nothing was saved');
 });
 
-remote('pairing sets a locked-down session cookie and redirects home', async ({ base, token }) => {
+remote('pairing sets a locked-down session cookie and redirects home, to what waits', async ({ base, token }) => {
   const answer = await send(`${base}/pair?t=${token}`);
   assert.is(answer.status, 303);
-  assert.is(answer.headers.location, '/');
+  assert.is(answer.headers.location, '/#/waiting');
   assert.is(answer.headers['cache-control'], 'no-store');
   assert.is(answer.headers['referrer-policy'], 'no-referrer');
   const cookie = String(answer.headers['set-cookie']);

@@ -11,6 +11,8 @@ export interface ConfirmOptions {
   confirm: string;
   /** The confirming button in the danger colour. */
   danger?: boolean;
+  /** The cancelling button's words (default 'Cancel'; say what it keeps when the action is itself a cancel). */
+  dismiss?: string;
 }
 
 /**
@@ -20,7 +22,7 @@ export interface ConfirmOptions {
  */
 export function confirmAction(options: ConfirmOptions): Promise<boolean> {
   const returnTo = document.activeElement instanceof HTMLElement ? document.activeElement : null;
-  const cancel = h('button', { type: 'button', 'data-test': 'dialog-cancel' }, 'Cancel');
+  const cancel = h('button', { type: 'button', 'data-test': 'dialog-cancel' }, options.dismiss ?? 'Cancel');
   const confirm = h('button', { type: 'button', class: options.danger ? 'danger solid' : 'primary', 'data-test': 'dialog-confirm' }, options.confirm);
   const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': 'dialog-title', 'aria-describedby': options.body ? 'dialog-body' : undefined },
     h('h2', { id: 'dialog-title' }, options.title),

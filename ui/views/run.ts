@@ -11,6 +11,7 @@ import type { ApprovalChoices, LogPage, Run, RunStatus, StepRun } from '../../sr
 import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, relativeTime, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
+import { cancelRun } from './run-cancel';
 import { glyphElement, LogView, type LogViewOptions } from './log-view';
 import { pullRequestSection } from './pull-request';
 import { runTime, runTitle, statusPill, stepTime } from './runs';
@@ -400,6 +401,8 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     const key = step ? `${step.id}:${step.attempt}` : limited ? `limit:${limited.id}:${limited.resumeAt}` : '';
     if (key === approvalKey) return;
     approvalKey = key;
+    // On a phone the run's actions move below everything while a decision waits (fit.css).
+    view.element.classList.toggle('run-page-deciding', Boolean(step));
     replace(view.approvalHost, step ? view.approvalCard(step, choicesOf(step.id), (approved, comment, selected) => decide(step.id, approved, comment, selected))
       : limited ? rateLimitCard(limited) : null);
   }
@@ -425,10 +428,8 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     renderedActionsFor = key;
     const buttons: HTMLElement[] = [];
     if (cancellable.includes(current.status)) {
-      const cancel: HTMLButtonElement = h('button', { type: 'button', 'data-test': 'cancel', onclick: () => void runAction(cancel, 'Cancelling…', async () => {
-        await api.cancelRun(runId);
-        context.toast('Run cancelled');
-      }) }, 'Cancel');
+      // Asks first, or (queued) undoes: run-cancel.ts.
+      const cancel: HTMLButtonElement = h('button', { type: 'button', 'data-test': 'cancel', onclick: () => void cancelRun(context, current, cancel) }, 'Cancel');
       buttons.push(cancel);
     }
     if (finished.includes(current.status)) {
