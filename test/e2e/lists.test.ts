@@ -261,15 +261,17 @@ lists('Triggers: the ledger fits; Copy and curl carry the token; Send test event
   assert.not.ok(await page.evaluate(`document.querySelector('.triggers-page form.editor')`), 'Escape closes the form');
 });
 
-lists('deleting asks in the app\'s own dialog: focus stays in it, Escape cancels, Enter confirms', async () => {
+lists('what cannot be undone asks in the app\'s own dialog: focus stays in it, Escape cancels, Enter confirms', async () => {
   const { page } = need();
   await show(page, '#/triggers');
   await page.click(`.trigger-list [data-id="${made.triggerId}"]`);
-  const deleteButton = `[...document.querySelectorAll('.triggers-page form.editor button')].find((button) => button.textContent === 'Delete')`;
-  await page.waitFor(deleteButton, 5000, 'the Delete button');
+  // Reset cannot be undone (Delete can: phone-and-undo.test.ts).
+  const deleteButton = `[...document.querySelectorAll('.triggers-page form.editor button')].find((button) => button.textContent === 'Reset')`;
+  await page.waitFor(deleteButton, 5000, 'the Reset button');
+  await page.evaluate(clearToasts);
   await page.evaluate(`${deleteButton}.focus(); ${deleteButton}.click()`);
   await page.waitFor(`document.querySelector('dialog.dialog[open]')`, 5000, 'the dialog');
-  assert.match(await page.evaluate<string>(`document.querySelector('dialog.dialog').innerText`), /Delete the trigger “Storefront hook”\?[\s\S]*Its URL stops working/);
+  assert.match(await page.evaluate<string>(`document.querySelector('dialog.dialog').innerText`), /Reset “Storefront hook”\?[\s\S]*forgets which issues it has processed/);
   assert.is(await page.evaluate(`document.activeElement.dataset.test`), 'dialog-confirm', 'focus starts on the confirming button');
   await press(page, 'Tab');
   assert.is(await page.evaluate(`document.activeElement.dataset.test`), 'dialog-cancel', 'Tab wraps to Cancel');
@@ -278,18 +280,17 @@ lists('deleting asks in the app\'s own dialog: focus stays in it, Escape cancels
   await shootAll(page, 'dialog');
   await press(page, 'Escape');
   assert.not.ok(await page.evaluate(`document.querySelector('dialog.dialog')`), 'Escape closes it');
-  assert.ok((await call('snapshot')).triggers.some((candidate: { id: string }) => candidate.id === made.triggerId), 'and nothing was deleted');
-  assert.ok(await page.evaluate(`document.activeElement === ${deleteButton}`), 'focus returns to Delete');
+  assert.not.ok(await page.evaluate(`[...document.querySelectorAll('.toast')].some((toast) => toast.textContent.includes('reset'))`), 'and nothing was reset');
+  assert.ok(await page.evaluate(`document.activeElement === ${deleteButton}`), 'focus returns to Reset');
 
   await page.evaluate(`${deleteButton}.click()`);
   await page.waitFor(`document.querySelector('dialog.dialog[open]')`, 5000, 'the dialog again');
   await press(page, 'Enter');
-  await page.waitFor(`!document.querySelector('.trigger-list [data-id="${made.triggerId}"]')`, 5000, 'the trigger gone from the list');
-  assert.not.ok((await call('snapshot')).triggers.some((candidate: { id: string }) => candidate.id === made.triggerId), 'Enter deleted it');
+  await page.waitFor(`[...document.querySelectorAll('.toast')].some((toast) => toast.textContent === 'Trigger “Storefront hook” reset')`, 5000, 'Enter reset it');
   assert.is(await page.evaluate('window.confirmCalls'), undefined, 'window.confirm was never called');
 });
 
-lists('the other screens ask in the same dialog: a run and a pipeline deleted, answered by answerDialogsYes', async () => {
+lists('the other screens ask in the same dialog: a run deleted, answered by answerDialogsYes; a pipeline is deleted with Undo instead', async () => {
   const { page } = need();
   const project = (await call('snapshot')).projects[0];
   const pipeline = await call('savePipeline', { projectId: project.id, name: 'Short-lived', variables: {}, steps: [{ id: 'hello', name: 'Hello', kind: 'shell', command: 'echo hello' }] });
@@ -302,9 +303,10 @@ lists('the other screens ask in the same dialog: a run and a pipeline deleted, a
   await page.waitFor(`location.hash === '#/runs'`, 10_000, 'back on Runs after the delete');
   assert.is(await page.evaluate(`window.__confirms.at(-1)`), 'Delete the run “Say hello”? Its logs are deleted too. This cannot be undone.');
   await show(page, '#/pipelines');
+  const asked = await page.evaluate<number>(`window.__confirms.length`);
   await page.click(`[data-test="pipeline-row"][data-id="${pipeline.id}"] [data-action="delete"]`);
-  await page.waitFor(`!document.querySelector('[data-test="pipeline-row"][data-id="${pipeline.id}"]')`, 10_000, 'the pipeline deleted');
-  assert.is(await page.evaluate(`window.__confirms.at(-1)`), 'Delete the pipeline “Short-lived”? Its past runs stay.');
+  await page.waitFor(`!document.querySelector('[data-test="pipeline-row"][data-id="${pipeline.id}"]')`, 10_000, 'the pipeline gone from the list');
+  assert.is(await page.evaluate(`window.__confirms.length`), asked, 'no question: its toast has Undo');
   assert.is(await page.evaluate('window.confirmCalls'), undefined, 'window.confirm was never called');
 });
 

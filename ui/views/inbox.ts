@@ -1,18 +1,18 @@
 // The Inbox screen: what needs attention (finished or waiting runs, trigger and channel errors,
 // stalled agents), newest first, each led by the issue it is about, filtered by kind. An approval
 // that was decided says how; the engine marks it read then, so every client counts it the same. Opening an item marks it read; Mark all
-// read is held back while its Undo toast shows (there is no "mark unread"); Clear asks first.
+// read and Clear are held back while their Undo toasts show (there is no "mark unread").
 //
 // View: the toolbar and one list with one delegated click listener; `update()` re-renders the list.
 
 import type { InboxItem, Snapshot } from '../../src/core/api';
 import { errorText, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
-import { confirmAction, withUndo } from './dialog';
+import { withUndo } from './dialog';
 import { errorElement } from './error-details';
+import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
 import { optionLabels } from './run';
 import { runTitle } from './runs';
-import { withBusy } from './settings-form';
 
 const kindGlyphs: Record<InboxItem['kind'], { glyph: string; label: string; className: string }> = {
   'run.succeeded': { glyph: '✓', label: 'Run succeeded', className: 'status-succeeded' },
@@ -49,7 +49,7 @@ export function decision(item: InboxItem, snapshot: Snapshot | undefined): { tex
 
 /** Counts as unread: not marked read (nor being marked). A decided approval is marked read by the engine. */
 export function isUnread(item: InboxItem): boolean {
-  return !item.read && !pendingRead.has(item.id);
+  return !item.read && !pendingRead.has(item.id) && !isPendingDeletion(item.id);
 }
 
 /** The first lines of a body, for the list. */
@@ -69,7 +69,7 @@ export const inboxScreen: ScreenFactory = (context) => {
     list);
 
   function items(): InboxItem[] {
-    return [...(context.state.snapshot?.inbox ?? [])].sort((a, b) => b.at - a.at);
+    return (context.state.snapshot?.inbox ?? []).filter((item) => !isPendingDeletion(item.id)).sort((a, b) => b.at - a.at);
   }
 
   /** Marks read here at once (the event confirms it later). */
@@ -100,18 +100,14 @@ export const inboxScreen: ScreenFactory = (context) => {
       context.state.changed();
     });
   });
-  clear.addEventListener('click', async () => {
-    // Not undoable: clearInbox cannot name its items, so holding it back could remove one that
-    // arrived during the Undo time, unseen.
-    if (!await confirmAction({ title: 'Clear the inbox?', body: 'Every item is removed, read or not. This cannot be undone.', confirm: 'Clear', danger: true })) return;
-    try {
-      await withBusy(clear, 'Clearing…', () => context.api.clearInbox());
-      if (context.state.snapshot) context.state.snapshot.inbox = [];
-      context.state.changed();
-      context.toast('Inbox cleared');
-    } catch (error) {
-      context.toast(errorText(error), 'error');
-    }
+  // Held back while its Undo toast shows; then only the items cleared go (clearInbox names them),
+  // never one that arrived meanwhile.
+  clear.addEventListener('click', () => {
+    const ids = items().map((item) => item.id);
+    deleteWithUndo(context, ids, `Cleared ${ids.length} ${ids.length === 1 ? 'item' : 'items'}`, () => context.api.clearInbox(ids), () => {
+      const snapshot = context.state.snapshot;
+      if (snapshot) snapshot.inbox = snapshot.inbox.filter((item) => !ids.includes(item.id));
+    });
   });
   filterBar.addEventListener('click', (event) => {
     const button = (event.target as HTMLElement).closest<HTMLElement>('[data-filter]');

@@ -6,7 +6,7 @@
 import type { Pipeline, PipelineTemplateId, Run, Snapshot } from '../../src/core/api';
 import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
-import { confirmAction } from './dialog';
+import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
 import { downloadText, field, safeFileName, selectInput, textArea, withBusy } from './form';
 import { glyphElement } from './log-view';
 import { missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
@@ -114,7 +114,7 @@ class PipelinesView {
   }
 
   renderList(snapshot: Snapshot | undefined): void {
-    const pipelines = snapshot?.pipelines ?? [];
+    const pipelines = (snapshot?.pipelines ?? []).filter((pipeline) => !isPendingDeletion(pipeline.id));
     const projects = snapshot?.projects ?? [];
     this.empty.hidden = pipelines.length > 0;
     replace(this.empty,
@@ -141,7 +141,7 @@ class PipelinesView {
     const menu = h('div', { class: 'menu-list', role: 'menu' },
       h('button', { type: 'button', role: 'menuitem', 'data-action': 'duplicate' }, 'Duplicate'),
       h('button', { type: 'button', role: 'menuitem', 'data-action': 'export' }, 'Export…'),
-      h('button', { type: 'button', role: 'menuitem', class: 'danger', 'data-action': 'delete' }, 'Delete…'));
+      h('button', { type: 'button', role: 'menuitem', class: 'danger', 'data-action': 'delete' }, 'Delete'));
     return h('li', { class: 'pipeline-row', 'data-test': 'pipeline-row', 'data-id': pipeline.id },
       h('div', { class: 'row-main' },
         h('a', { href: `#/pipelines/${encodeURIComponent(pipeline.id)}`, class: 'row-title' }, name),
@@ -239,9 +239,11 @@ export const pipelinesScreen: ScreenFactory = (context: AppContext) => {
         downloadText(`${safeFileName(pipeline.name)}.factory.json`, json);
         context.toast(`Exported ${pipeline.name}`);
       } else if (action === 'delete') {
-        if (!await confirmAction({ title: `Delete the pipeline “${pipeline.name}”?`, body: 'Its past runs stay.', confirm: 'Delete', danger: true })) return;
-        await withBusy(button, 'Deleting…', () => api.deletePipeline(pipeline.id));
-        context.toast(`Deleted ${pipeline.name}`);
+        // Undoable for a few seconds (its past runs stay either way): no question first.
+        deleteWithUndo(context, [pipeline.id], `Deleted “${pipeline.name}”`, () => api.deletePipeline(pipeline.id), () => {
+          const snapshot = context.state.snapshot;
+          if (snapshot) snapshot.pipelines = snapshot.pipelines.filter((candidate) => candidate.id !== pipeline.id);
+        });
       }
     } catch (error) {
       rowError.textContent = errorText(error);

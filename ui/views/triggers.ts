@@ -12,6 +12,7 @@ import { CallError } from '../call-error';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { errorElement, errorWords } from './error-details';
+import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
 import { checkbox } from './form';
 import { runTitle } from './runs';
 import { FormFields, copyText, option, randomSecret, resultLine, switchControl, variablesEditor, withBusy } from './settings-form';
@@ -121,7 +122,7 @@ export const triggersScreen: ScreenFactory = (context) => {
   });
 
   function triggers(): TriggerConfig[] {
-    return context.state.snapshot?.triggers ?? [];
+    return (context.state.snapshot?.triggers ?? []).filter((trigger) => !isPendingDeletion(trigger.id));
   }
 
   /** Opens a trigger, a new one ('new', of `kind`, with the name typed so far), or nothing. */
@@ -221,7 +222,7 @@ class TriggerEditor {
 
     if (trigger && !this.provider && trigger.kind !== 'webhook') {
       const remove = h('button', { type: 'button', class: 'danger' }, 'Delete');
-      remove.addEventListener('click', () => void this.remove(remove));
+      remove.addEventListener('click', () => this.remove());
       this.element = h('div', { class: 'panel editor' },
         h('h2', { class: 'editor-title' }, trigger.name),
         h('p', {}, `${kindNames[trigger.kind] ?? trigger.kind} triggers are not available in this version of Factory yet. ${kindList(editableKinds, 'conjunction')} triggers can be edited here.`),
@@ -267,7 +268,7 @@ class TriggerEditor {
       reset.title = 'Forget processed issues, so the same keys start runs again';
       reset.addEventListener('click', () => void this.reset(reset));
       const remove = h('button', { type: 'button', class: 'danger' }, 'Delete');
-      remove.addEventListener('click', () => void this.remove(remove));
+      remove.addEventListener('click', () => this.remove());
       actions.append(h('span', { class: 'spacer' }), reset, remove);
     } else {
       const cancel = h('button', { type: 'button' }, 'Cancel');
@@ -494,18 +495,14 @@ class TriggerEditor {
     }
   }
 
-  private async remove(button: HTMLButtonElement): Promise<void> {
+  /** Undoable for a few seconds (pending-deletions.ts): its URL works until the toast ends. */
+  private remove(): void {
     const trigger = this.trigger!;
-    if (!await confirmAction({ title: `Delete the trigger “${trigger.name}”?`, body: 'Its URL stops working and its history is deleted.', confirm: 'Delete', danger: true })) return;
-    try {
-      await withBusy(button, 'Deleting…', () => this.context.api.deleteTrigger(trigger.id));
-      this.context.toast(`Trigger “${trigger.name}” deleted`);
+    deleteWithUndo(this.context, [trigger.id], `Trigger “${trigger.name}” deleted`, () => this.context.api.deleteTrigger(trigger.id), () => {
       const snapshot = this.context.state.snapshot;
       if (snapshot) snapshot.triggers = snapshot.triggers.filter((candidate) => candidate.id !== trigger.id);
-      this.on.saved(undefined);
-    } catch (error) {
-      this.context.toast(errorText(error), 'error');
-    }
+    });
+    this.on.saved(undefined);
   }
 
   /** What a Jira trigger checks of a webhook event against its query (the engine reads the projects from the saved query). */
