@@ -10,6 +10,7 @@ import { h, relativeTime, replace } from './dom';
 import { routes } from './routes';
 import { errorWords } from './views/error-details';
 import { isUnread } from './views/inbox';
+import { focusAfterNavigation, installShortcuts, skipLink } from './views/shortcuts';
 
 declare global {
   interface Window {
@@ -108,7 +109,7 @@ function start(): void {
       return h('li', {},
         h('a', { href: item.path, class: 'nav-link', ...(current === item.path ? { 'aria-current': 'page' } : {}) },
           item.label,
-          count > 0 ? h('span', { class: 'badge', 'aria-label': label, title: label }, count) : null));
+          count > 0 ? h('span', { class: `badge badge-${item.badge}`, 'aria-label': label, title: label }, count) : null));
     }));
   }
 
@@ -167,10 +168,14 @@ function start(): void {
 
   state.refresh().then(
     () => {
-      replace(root, h('div', { class: 'layout' }, h('header', { class: 'topbar' }, h('span', { class: 'brand' }, 'Factory'), topWaiting, menuButton), sidebar, h('div', { class: 'column' }, banner, main)), toasts);
+      replace(root, skipLink(main), h('div', { class: 'layout' }, h('header', { class: 'topbar' }, h('span', { class: 'brand' }, 'Factory'), topWaiting, menuButton), sidebar, h('div', { class: 'column' }, banner, main)), toasts);
       applyTheme();
       state.follow();
-      window.addEventListener('hashchange', show);
+      window.addEventListener('hashchange', () => {
+        show();
+        focusAfterNavigation(main);
+      });
+      installShortcuts(context, main);
       if (api.platform !== 'web') api.on('navigate', (path) => context.navigate(path));
       show();
     },

@@ -201,6 +201,28 @@ export async function shootPhoneBoth(page: Page, name: string): Promise<void> {
   await page.colorScheme('light');
 }
 
+/**
+ * Screenshots at 1280×800 and 390×844, light and dark (`<name>-light.png`, `-dark`, `-phone-light`,
+ * `-phone-dark`), after `prepare` (a script) in each; throws when the page is wider than the viewport.
+ */
+export async function shootSizes(page: Page, name: string, prepare?: string): Promise<void> {
+  for (const kind of ['desktop', 'phone'] as const) {
+    await page.viewport(kind);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.colorScheme(scheme);
+      await page.waitFor(`innerWidth === ${kind === 'phone' ? 390 : 1280} && matchMedia('(prefers-color-scheme: ${scheme})').matches`, 5000, `the ${kind} viewport, ${scheme}`);
+      if (prepare) await page.evaluate(prepare);
+      await settle(page);
+      const widths = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, innerWidth]');
+      if (widths[0] > widths[1]) throw new Error(`${name}: the page is ${widths[0]} px wide on a ${kind} ${widths[1]} px wide (${scheme})`);
+      await page.screenshot(join(screenshots, `${name}-${kind === 'phone' ? 'phone-' : ''}${scheme}.png`));
+    }
+  }
+  await page.viewport('desktop');
+  await page.colorScheme('light');
+  await settle(page);
+}
+
 /** Removes the toasts shown now, so that screenshots do not depend on their timing. */
 export const clearToasts = `document.querySelectorAll('.toast').forEach((toast) => toast.remove())`;
 

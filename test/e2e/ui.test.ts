@@ -337,7 +337,7 @@ async function previewIssues(page: Page): Promise<string[]> {
       const said = await page.evaluate<string>(`[...document.querySelectorAll('${triggerEditor} .field-error:not([hidden]), ${triggerEditor} .test-result:not([hidden])')].map((element) => element.textContent).join(' | ')`);
       throw new Error(`${error.message}; the form says: ${said || 'nothing'}`);
     });
-  const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => item.textContent)`);
+  const previewed = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li .issue-preview-head')].map((item) => item.textContent)`);
   return [...previewed].sort();
 }
 
@@ -391,7 +391,7 @@ ui('a Linear account and trigger are set up in the UI: Verify, Preview, save, Po
   const fake = await FakeLinear.start();
   await withTracker(fake, async (saved) => {
     fake.addIssue({ title: 'Checkout <b>button</b> does nothing' });
-    fake.addIssue({ title: 'Dark mode contrast', state: 'In Progress' });
+    fake.addIssue({ title: 'Dark mode contrast', state: 'In Progress', labels: ['design', 'a11y'], assignee: fake.viewer });
     fake.addIssue({ title: 'Already shipped', state: 'Done' });
     fake.addIssue({ title: 'Rotate the certificates', team: 'OPS' });
 
@@ -424,6 +424,9 @@ ui('a Linear account and trigger are set up in the UI: Verify, Preview, save, Po
     await fillField(page, triggerEditor, 'Team key', 'ENG');
     assert.equal(await previewIssues(page), ['ENG-1 Checkout <b>button</b> does nothing', 'ENG-2 Dark mode contrast'], 'the open ENG issues, their titles as text');
     assert.match(await page.evaluate<string>(`document.querySelector('.preview-list a').href`), /^https:\/\/linear\.app\/acme\/issue\/ENG-/);
+    // Besides key and title: the state, the labels and the assignee, as Linear holds them (issue 28.16).
+    const facts = await page.evaluate<string[]>(`[...document.querySelectorAll('.preview-list li')].map((item) => [...item.querySelectorAll('[data-test^="preview-"]:not([data-test="preview-issue"])')].map((part) => part.textContent).join(' | '))`);
+    assert.equal(facts.sort(), [`In Progress | design | a11y | Assigned to ${fake.viewer.name}`, 'Todo | Unassigned'].sort());
     await shootPreview(page, 'linear');
 
     const triggerId = (await createTrigger(page, 'Linear ENG', saved))?.id;
@@ -628,13 +631,14 @@ ui('a 1,000,000-line log opens at its tail, pages back, searches on the server a
   assert.ok(await page.evaluate(`(() => { const log = document.querySelector('[data-test="log"]').getBoundingClientRect(); const hit = document.querySelector('.log-hit').getBoundingClientRect(); return hit.top >= log.top && hit.bottom <= log.bottom; })()`), 'the match is in view');
   await shoot(page, 'run-log-search');
   await shootPhone(page, 'run-log-search', '.run-pane');
-  // Earlier and later matches, counted: the server holds all 299 lines with 4242.
+  // Earlier and later matches, counted: the server holds all 299 lines with 4242. The first is
+  // shown first; the previous of the first is the last (as in a browser).
   await page.fill('[data-test="log-search"]', '4242');
-  await page.waitFor(`${count} === '299 of 299' && document.querySelector('.log-hit')?.textContent === '994242'`, 10_000, 'the last of 299 matches');
+  await page.waitFor(`${count} === '1 of 299' && document.querySelector('.log-hit')?.textContent === '4242'`, 10_000, 'the first of 299 matches');
   await page.click('[data-test="log-match-earlier"]');
-  await page.waitFor(`${count} === '298 of 299' && document.querySelector('.log-hit')?.textContent === '984242'`, 10_000, 'the match before it');
+  await page.waitFor(`${count} === '299 of 299' && document.querySelector('.log-hit')?.textContent === '994242'`, 10_000, 'the last match, before the first');
   await page.click('[data-test="log-match-later"]');
-  await page.waitFor(`${count} === '299 of 299' && document.querySelector('.log-hit')?.textContent === '994242'`, 10_000, 'the last match again');
+  await page.waitFor(`${count} === '1 of 299' && document.querySelector('.log-hit')?.textContent === '4242'`, 10_000, 'the first match again');
 
   // The download: the whole log as text, with the page's own cookie.
   const href = await page.evaluate<string>(`document.querySelector('[data-test="log-download"]').href`);

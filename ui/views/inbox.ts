@@ -13,6 +13,7 @@ import { errorElement } from './error-details';
 import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
 import { optionLabels } from './run';
 import { runTitle } from './runs';
+import { listSearch } from './search-box';
 
 const kindGlyphs: Record<InboxItem['kind'], { glyph: string; label: string; className: string }> = {
   'run.succeeded': { glyph: '✓', label: 'Run succeeded', className: 'status-succeeded' },
@@ -65,7 +66,8 @@ export const inboxScreen: ScreenFactory = (context) => {
   const filterBar = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Show' });
   const list = h('ul', { class: 'list inbox-list', 'aria-label': 'Inbox' });
   const element = h('section', { class: 'page inbox-page' },
-    h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Inbox'), filterBar, h('span', { class: 'spacer' }), markAll, clear),
+    h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Inbox'), filterBar,
+      listSearch({ scope: list, items: '.inbox-item', noun: 'messages', placeholder: 'Search the inbox' }), h('span', { class: 'spacer' }), markAll, clear),
     list);
 
   function items(): InboxItem[] {

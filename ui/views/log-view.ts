@@ -10,7 +10,10 @@
 //
 // Search runs on the server over the whole log, for small logs too: one code path, and the window
 // may hold only part of even a small log once live lines pushed its start out. Each match is shown
-// in its context (the lines around it), with the match count and earlier/later buttons.
+// in its context (the lines around it), with the match count and earlier/later buttons. As in a
+// browser: the first match first, Enter the next, Shift-Enter the previous, wrapping at the ends
+// (a search with over 1,000 matches starts at the first of the last 1,000 the server gave, and
+// reads earlier ones as Shift-Enter reaches them).
 
 import type { LogLine, LogPage } from '../../src/core/api';
 import { errorText } from '../app';
@@ -51,8 +54,8 @@ export class LogView {
   private readonly problem = h('p', { class: 'field-error', role: 'alert', hidden: true });
   private readonly searchInput = h('input', { type: 'search', placeholder: 'Search log', 'aria-label': 'Search log', 'data-test': 'log-search' });
   private readonly matchCount = h('span', { class: 'meta log-match-count', 'aria-live': 'polite', 'data-test': 'log-match-count' });
-  private readonly earlierMatch = h('button', { type: 'button', title: 'Earlier match (Enter)', 'aria-label': 'Earlier match', disabled: true, 'data-test': 'log-match-earlier', onclick: () => this.moveMatch(-1) }, '↑');
-  private readonly laterMatch = h('button', { type: 'button', title: 'Later match (Shift+Enter)', 'aria-label': 'Later match', disabled: true, 'data-test': 'log-match-later', onclick: () => this.moveMatch(1) }, '↓');
+  private readonly earlierMatch = h('button', { type: 'button', title: 'Previous match (Shift+Enter)', 'aria-label': 'Previous match', disabled: true, 'data-test': 'log-match-earlier', onclick: () => this.moveMatch(-1) }, '↑');
+  private readonly laterMatch = h('button', { type: 'button', title: 'Next match (Enter)', 'aria-label': 'Next match', disabled: true, 'data-test': 'log-match-later', onclick: () => this.moveMatch(1) }, '↓');
   private lines: LogLine[] = [];
   /** The number of the line after the window. */
   private nextN = 1;
@@ -68,6 +71,8 @@ export class LogView {
   private matchUntil = 0;
   /** The line linked to (`#L120`), marked. */
   private target: number | undefined;
+  /** The line a failed attempt's cause names (StepRun.cause), marked as the failure's. */
+  private cause: number | undefined;
   private frame = 0;
   private tailTimer: ReturnType<typeof setTimeout> | undefined;
   private loading = false;
@@ -106,7 +111,7 @@ export class LogView {
       if (event.key !== 'Enter') return;
       event.preventDefault();
       if (this.query !== this.searchInput.value.trim().toLowerCase()) void this.search();
-      else this.moveMatch(event.shiftKey ? 1 : -1);
+      else this.moveMatch(event.shiftKey ? -1 : 1);
     });
     this.render();
   }
@@ -158,6 +163,14 @@ export class LogView {
   goToLine(n: number): Promise<void> {
     this.target = n;
     return this.reveal(n, this.searches);
+  }
+
+  /** Marks line `n` as the failure's cause (undefined: none), wherever the window shows it. */
+  setCause(n: number | undefined): void {
+    if (n === this.cause) return;
+    this.body.querySelector('.log-cause')?.classList.remove('log-cause');
+    this.cause = n;
+    if (n !== undefined) this.body.querySelector(`.log-line[data-n="${n}"]`)?.classList.add('log-cause');
   }
 
   /** Follows the tail (reading it again when the window is elsewhere), or stops. */
@@ -341,7 +354,7 @@ export class LogView {
     if ((lines.at(-1)?.n ?? 0) < before - 1) this.readTail();
   }
 
-  /** Reads the last matches of the query on the server, then shows the last one. */
+  /** Reads the last matches of the query on the server, then shows the first of them. */
   private async search(): Promise<void> {
     clearTimeout(this.searchTimer);
     const query = this.searchInput.value.trim();
@@ -355,11 +368,16 @@ export class LogView {
     if (!found || asked !== this.searches) return;
     this.matches = found.flatMap((line) => (line.n === undefined ? [] : [line.n]));
     this.matchesBefore = found[0]?.skipped ?? 0;
-    await this.goToMatch(this.matches.length - 1);
+    await this.goToMatch(0);
   }
 
-  private moveMatch(delta: number): void {
-    this.moves = this.moves.then(() => this.goToMatch(this.hit + delta));
+  /** The next (1) or previous (-1) match; past either end to the other, once every match is read. */
+  private moveMatch(delta: 1 | -1): void {
+    this.moves = this.moves.then(() => {
+      const count = this.matches.length;
+      const wraps = this.matchesBefore === 0 && count > 1;
+      return this.goToMatch(wraps ? (this.hit + delta + count) % count : this.hit + delta);
+    });
   }
 
   /** Shows match `index` (of those read; -1 reads the earlier ones first) with the lines around it. */
@@ -396,14 +414,15 @@ export class LogView {
   private renderCount(): void {
     const total = this.matchesBefore + this.matches.length;
     this.matchCount.textContent = !this.query ? '' : total === 0 ? 'No matches' : `${(this.matchesBefore + this.hit + 1).toLocaleString()} of ${total.toLocaleString()}`;
-    this.earlierMatch.disabled = this.hit <= 0 && this.matchesBefore === 0;
-    this.laterMatch.disabled = this.hit < 0 || this.hit >= this.matches.length - 1;
+    const wraps = this.matchesBefore === 0 && this.matches.length > 1;
+    this.earlierMatch.disabled = !wraps && this.hit <= 0 && this.matchesBefore === 0;
+    this.laterMatch.disabled = this.hit < 0 || (!wraps && this.hit >= this.matches.length - 1);
   }
 
   private lineElement(line: LogLine): HTMLElement {
     const element = document.createElement('div');
     const marked = line.n === undefined ? '' : line.n === this.matches[this.hit] ? ' log-hit' : line.n === this.target ? ' log-target' : '';
-    element.className = `log-line${line.stream === 'err' ? ' err' : line.stream === 'info' ? ' info' : ''}${marked}`;
+    element.className = `log-line${line.stream === 'err' ? ' err' : line.stream === 'info' ? ' info' : ''}${marked}${line.n !== undefined && line.n === this.cause ? ' log-cause' : ''}`;
     if (line.n !== undefined) element.dataset.n = String(line.n);
     if (line.ts) element.dataset.time = new Date(line.ts).toTimeString().slice(0, 8);
     const lower = this.query ? line.line.toLowerCase() : '';

@@ -10,9 +10,14 @@ import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
 import { downloadText, field, safeFileName, selectInput, textArea, withBusy } from './form';
 import { glyphElement } from './log-view';
 import { missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
+import { listSearch } from './search-box';
 
 /** Set by a row's Run button: the editor of this pipeline opens with its Run panel in focus (true once). */
 let runPanelRequested: string | undefined;
+/** The editor of this pipeline, opened next, shows its Run panel (the command menu's "Run …"). */
+export function requestRunPanel(pipelineId: string): void {
+  runPanelRequested = pipelineId;
+}
 export function takeRunPanelRequest(pipelineId: string): boolean {
   const requested = runPanelRequested === pipelineId;
   runPanelRequested = undefined;
@@ -91,6 +96,7 @@ class PipelinesView {
       this.actionError,
       this.generatePanel,
       this.empty,
+      h('div', { class: 'toolbar list-toolbar' }, listSearch({ scope: this.groups, items: '[data-test="pipeline-row"]', groups: '.pipeline-group', noun: 'pipelines', placeholder: 'Search name, project, steps' })),
       this.groups);
   }
 

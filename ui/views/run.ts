@@ -13,6 +13,8 @@ import { duration, h, relativeTime, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { cancelRun } from './run-cancel';
 import { glyphElement, LogView, type LogViewOptions } from './log-view';
+import { causeLink, errorBeforeCause, lineHref } from './failure-cause';
+import { focusHeading } from './shortcuts';
 import { pullRequestSection } from './pull-request';
 import { runTime, runTitle, statusPill, stepTime } from './runs';
 import { livenessElement, livenessKey, tickLiveness, usageParts } from './liveness';
@@ -73,7 +75,8 @@ function runProblem(run: Run): Problem | undefined {
   if (!error) return undefined;
   const failed = /^Step `([^`]+)` failed: ([\s\S]*)$/.exec(error);
   // A step whose harness cannot run printed nothing: no log to show, the link says where to go.
-  const problem = failed && stepProblem(name(failed[1]!), failed[2]!);
+  const failedStep = failed ? run.steps.find((step) => step.id === failed[1]) : undefined;
+  const problem = failed && stepProblem(name(failed[1]!), failedStep ? errorBeforeCause(failed[2]!, failedStep) : failed[2]!);
   if (problem) return problem.link ? problem : { ...problem, stepId: failed![1]! };
   const rejected = /^Rejected at step `([^`]+)`/.exec(error);
   if (rejected) return { text: `Rejected at “${name(rejected[1]!)}”.` };
@@ -103,6 +106,8 @@ class RunView {
   readonly approvalHost = h('div', { class: 'approval-host' });
   readonly logView: LogView;
   readonly body: HTMLElement;
+  /** Shows line `n` of a step attempt's log (a failure's cause), set by the controller. */
+  openLine: (stepId: string, attempt: number, n: number) => void = () => undefined;
 
   constructor(logOptions: LogViewOptions, web: boolean, showLogFile: () => void) {
     this.logView = new LogView(logOptions);
@@ -142,8 +147,11 @@ class RunView {
     const problem = runProblem(run);
     this.runError.hidden = !problem;
     this.runError.className = `run-error status-${run.status}`;
+    const failedStep = problem?.stepId ? run.steps.find((step) => step.id === problem.stepId) : undefined;
+    const cause = failedStep ? causeLink(run.id, failedStep, this.openLine) : null;
     replace(this.runError, problem?.text, problem?.link ? [' ', h('a', { href: problem.link[0] }, problem.link[1])] : null,
-      problem?.stepId !== undefined ? [' ', h('button', { type: 'button', onclick: () => showStep(problem.stepId!) }, problem.stepId ? 'Show its log' : 'Show the setup log')] : null);
+      problem?.stepId !== undefined && !cause ? [' ', h('button', { type: 'button', onclick: () => showStep(problem.stepId!) }, problem.stepId ? 'Show its log' : 'Show the setup log')] : null,
+      cause);
   }
 
   renderTimeline(run: Run, selectedStepId: string): void {
@@ -190,12 +198,12 @@ class RunView {
   renderNotices(run: Run, step: StepRun | undefined, choices: ApprovalChoices | undefined): void {
     // Rebuilt only when its content changes, so an opened "Prompt" stays open.
     // A step whose failure ended the run: the header says so, once.
-    const error = step?.error && !run.error?.startsWith(`Step \`${step.id}\` failed:`) ? stepProblem(step.name, step.error) : undefined;
-    const key = JSON.stringify([step?.id, step?.status, error, step?.approval, step?.prompt?.length, step?.systemPrompt?.length, step ? '' : run.workspace]);
+    const error = step?.error && !run.error?.startsWith(`Step \`${step.id}\` failed:`) ? stepProblem(step.name, errorBeforeCause(step.error, step)) : undefined;
+    const key = JSON.stringify([step?.id, step?.status, error, step?.cause, step?.approval, step?.prompt?.length, step?.systemPrompt?.length, step ? '' : run.workspace]);
     if (this.notices.dataset.key === key) return;
     this.notices.dataset.key = key;
     const notices: HTMLElement[] = [];
-    if (error) notices.push(h('p', { class: 'pane-note pane-note-error', role: 'note' }, error.text, error.link ? [' ', h('a', { href: error.link[0] }, error.link[1])] : null));
+    if (error) notices.push(h('p', { class: 'pane-note pane-note-error', role: 'note' }, error.text, error.link ? [' ', h('a', { href: error.link[0] }, error.link[1])] : null, step && causeLink(run.id, step, this.openLine)));
     if (step?.status === 'waiting') notices.push(h('p', { class: 'meta' }, 'Waiting for a decision: the card above.'));
     if (step?.approval) {
       const approval = step.approval;
@@ -276,6 +284,17 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     onFollowChange: (follow) => (view.followBox.checked = follow),
     onLineLink: (n) => history.replaceState(null, '', `${runPath}?step=${encodeURIComponent(shown.stepId)}&attempt=${shown.attempt}#L${n}`),
   }, api.platform === 'web', () => void api.openPath(logPath()).catch((error) => context.toast(errorText(error), 'error')));
+  // A failure's cause: its step attempt shown, then the line, marked; the address links to it.
+  view.openLine = (stepId, attempt, n) => {
+    const key = `${stepId}:${attempt}`;
+    linkedLine = { key, n };
+    select(stepId, attempt >= (stepOf(stepId)?.attempt ?? 0) ? undefined : attempt);
+    history.replaceState(null, '', lineHref(runId, stepId, attempt, n));
+    if (logKey === key && !loading) {
+      linkedLine = undefined;
+      void view.logView.goToLine(n);
+    }
+  };
   view.wrapBox.checked = wrapChoice ?? matchMedia('(max-width: 699px)').matches;
   view.logView.setWrap(view.wrapBox.checked);
   view.timesBox.checked = showTimes;
@@ -501,6 +520,7 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
     view.renderAttempts(latest, attempt);
     view.attemptSelect.hidden = latest <= 1;
     view.renderNotices(run, step, step ? choicesOf(step.id) : undefined);
+    view.logView.setCause(step?.cause && attempt === step.attempt ? step.cause.line : undefined);
     // An approval step has no log: its message and decision say it all.
     view.logToolbar.hidden = view.logView.element.hidden = step?.kind === 'approval';
     if (step?.kind === 'approval') return;
@@ -547,6 +567,8 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
   async function decide(stepId: string, approved: boolean, comment: string, selected: string[] | undefined): Promise<string> {
     try {
       await api.approveStep(runId, stepId, approved, comment || undefined, selected);
+      // The card goes with the decision: focus goes to the run's heading, not the page body.
+      focusHeading(view.element);
       context.toast(approved ? 'Approved' : 'Rejected');
       scheduleFetch();
       return '';

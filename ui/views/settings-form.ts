@@ -4,7 +4,7 @@
 
 import { h, replace } from '../dom';
 import { errorElement } from './error-details';
-import { placeProblems } from './form';
+import { keyValueEditor, placeProblems } from './form';
 
 let nextId = 0;
 /** A document-unique id for aria-describedby and label targets. */
@@ -168,39 +168,14 @@ export function option(value: string, text: string, current?: string): HTMLOptio
 }
 
 /**
- * Editable name = value rows (trigger variables). `read()` returns the rows with a name; an
- * empty list gives `{}`.
+ * Editable name = value rows (trigger variables): the pipeline editor's editor (form.ts
+ * keyValueEditor), one "Add variable" everywhere, without its own legend (the form's group has
+ * one). `read()` returns the rows with a name; an empty list gives `{}`.
  */
 export function variablesEditor(initial: Record<string, string> | undefined): { element: HTMLElement; read(): Record<string, string> } {
-  const rows = h('div', { class: 'variable-rows' });
-  function addRow(name = '', value = ''): HTMLInputElement {
-    const nameInput = h('input', { type: 'text', 'aria-label': 'Variable name', placeholder: 'name', class: 'variable-name', spellcheck: 'false' });
-    const valueInput = h('input', { type: 'text', 'aria-label': 'Variable value', placeholder: 'value', class: 'variable-value' });
-    nameInput.value = name;
-    valueInput.value = value;
-    const remove = h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Remove variable', title: 'Remove variable' }, '✕');
-    const row = h('div', { class: 'variable-row' }, nameInput, valueInput, remove);
-    remove.addEventListener('click', () => {
-      row.remove();
-      addButton.focus();
-    });
-    rows.appendChild(row);
-    return nameInput;
-  }
-  const addButton = h('button', { type: 'button' }, '+ Add variable');
-  addButton.addEventListener('click', () => addRow().focus());
-  for (const [name, value] of Object.entries(initial ?? {})) addRow(name, value);
-  return {
-    element: h('div', { class: 'variables' }, rows, addButton),
-    read() {
-      const result: Record<string, string> = {};
-      for (const row of rows.querySelectorAll('.variable-row')) {
-        const name = row.querySelector<HTMLInputElement>('.variable-name')!.value.trim();
-        if (name) result[name] = row.querySelector<HTMLInputElement>('.variable-value')!.value;
-      }
-      return result;
-    },
-  };
+  const editor = keyValueEditor('Variables', initial, { keyLabel: 'Variable name', addLabel: 'Add variable' });
+  editor.element.querySelector('legend')?.remove();
+  return { element: h('div', { class: 'kv kv-bare' }, ...editor.element.childNodes), read: editor.read };
 }
 
 /** An inline result line after a test: "✓ sent" or "✕ error text". */

@@ -7,7 +7,7 @@
 // `update()` re-renders the list and the live parts but never the form the user is typing in.
 
 import type { TriggerConfig, TriggerFilter, TriggerInput, TriggerKind, TriggerState, WriteBackMarks } from '../../src/core/api';
-import { errorText, externalLink, type AppContext, type ScreenFactory } from '../app';
+import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { CallError } from '../call-error';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
@@ -16,6 +16,8 @@ import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
 import { checkbox } from './form';
 import { runTitle } from './runs';
 import { FormFields, copyText, option, randomSecret, resultLine, switchControl, variablesEditor, withBusy } from './settings-form';
+import { issuePreviewItem } from './issue-preview';
+import { listSearch } from './search-box';
 
 const kindNames: Record<string, string> = { webhook: 'Webhook', linear: 'Linear', jira: 'Jira', github: 'GitHub', 'github-review': 'GitHub reviews' };
 
@@ -110,7 +112,8 @@ export const triggersScreen: ScreenFactory = (context) => {
   const listArea = h('div', { class: 'split-list' });
   const editorArea = h('div', { class: 'split-detail' });
   const element = h('section', { class: 'page triggers-page' },
-    h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Triggers'), h('span', { class: 'spacer' }), newButton),
+    h('div', { class: 'toolbar' }, h('h1', { class: 'toolbar-title' }, 'Triggers'),
+      listSearch({ scope: list, items: 'li', noun: 'triggers', placeholder: 'Search name, kind, pipeline' }), h('span', { class: 'spacer' }), newButton),
     h('p', { class: 'muted intro' }, `A trigger starts a pipeline when an issue arrives: a generic webhook posts one to its URL; a ${kindList(Object.keys(providerForms), 'disjunction')} trigger polls the tracker’s issues and takes its webhooks.`),
     h('div', { class: 'split' }, listArea, editorArea));
 
@@ -462,8 +465,7 @@ class TriggerEditor {
         return;
       }
       resultLine(this.testOutput, true, count ? `${count} ${count === 1 ? 'issue matches' : 'issues match'} the filter now:` : 'No issue matches the filter now.');
-      this.testOutput.append(h('ul', { class: 'preview-list', 'aria-label': 'Matching issues' }, result.issues.map((issue) =>
-        h('li', {}, externalLink(this.context, issue.url, issue.key ?? 'Issue', 'mono'), ' ', issue.title))));
+      this.testOutput.append(h('ul', { class: 'preview-list', 'aria-label': 'Matching issues' }, result.issues.map((issue) => issuePreviewItem(this.context, issue))));
     } catch (error) {
       if (!this.fields.showError(error)) resultLine(this.testOutput, false, errorText(error));
     }
