@@ -10,6 +10,19 @@ import { shown } from './validate';
 const localCommit = (message: string): Step => ({
   id: 'commit', name: 'Commit', kind: 'shell', command: `git add -A\ngit diff --cached --quiet && echo "Nothing to commit." || git commit -m "${message}"`,
 });
+/**
+ * A template's test step: `npm test` where there is a package.json with a test script, else a line
+ * saying no tests were found, so a template runs on any folder (the Demo project has no
+ * package.json) instead of failing with ENOENT. Exit status: npm's, or 0 when there are no tests.
+ */
+export const testCommand = [
+  `if [ -f package.json ] && grep -q '"test"[[:space:]]*:' package.json; then`,
+  '  npm test',
+  'else',
+  '  echo "No tests found: there is no package.json with a test script here. Put your test command in this step."',
+  'fi',
+].join('\n');
+const testStep: Step = { id: 'test', name: 'Test', kind: 'shell', command: testCommand };
 const pullRequest = (connectionId: string): Step => ({ id: 'pull-request', name: 'Pull request', kind: 'pullRequest', connectionId });
 
 /** The built-in pipelines (DESIGN §4): `demo` runs without any agent, for a first run at once. */
@@ -41,7 +54,7 @@ const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = 
         prompt: 'Implement this feature in the repository.\n\nTitle: {{issue.title}}\n\n{{issue.description}}\n\n'
           + 'Follow the style of the code around it, keep the change focused, and add or update tests for it.',
       },
-      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
+      testStep,
       {
         id: 'review', name: 'Review', kind: 'approval',
         message: 'The tests pass for "{{issue.title}}". Review the changes in {{workspace}}; approve to commit them.',
@@ -64,7 +77,7 @@ const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = 
         prompt: 'Fix this bug so that the failing test passes, without weakening the test.\n\n'
           + 'Title: {{issue.title}}\n\n{{issue.description}}\n\nWhat reproducing it found:\n{{steps.reproduce.output}}',
       },
-      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
+      testStep,
       {
         id: 'review', name: 'Review', kind: 'approval',
         message: 'The fix for "{{issue.title}}" passes the tests. Review the changes in {{workspace}}.',
@@ -80,7 +93,7 @@ const templates: Record<PipelineTemplateId, Omit<PipelineInput, 'projectId'>> = 
         id: 'address', name: 'Address the review', kind: 'agent',
         prompt: 'Address the review: {{issue.description}}\n\nPull request: {{issue.url}}\n\nChange only what the review asks for, and keep the tests passing.',
       },
-      { id: 'test', name: 'Test', kind: 'shell', command: 'npm test' },
+      testStep,
       localCommit('Address the review of {{issue.key}}'),
     ],
   },
