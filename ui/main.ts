@@ -8,6 +8,7 @@ import { createWebBridge, type ConnectionState } from './bridge';
 import { desktopApi } from './call-error';
 import { h, relativeTime, replace } from './dom';
 import { routes } from './routes';
+import { guardWindowClose, ScreenKeeper } from './views/drafts';
 import { errorWords } from './views/error-details';
 import { isUnread } from './views/inbox';
 import { focusAfterNavigation, installShortcuts, skipLink } from './views/shortcuts';
@@ -114,9 +115,11 @@ function start(): void {
   }
 
   let screen: Screen | undefined;
+  // A screen left with a draft is kept and shown again at its address (views/drafts.ts).
+  const screens = new ScreenKeeper();
   function show(): void {
     const hash = location.hash || '#/runs';
-    screen?.dispose?.();
+    screens.leave();
     screen = undefined;
     setMenu(false);
     for (const route of compiled) {
@@ -125,7 +128,7 @@ function start(): void {
       const params: Record<string, string> = {};
       route.names.forEach((name, index) => (params[name] = decodeURIComponent(match[index + 1]!)));
       try {
-        screen = route.screen(context, params);
+        screen = screens.open(hash, () => route.screen(context, params), show);
         replace(main, screen.element);
       } catch (error) {
         replace(main, h('section', { class: 'page' }, h('h1', {}, 'Something went wrong'), h('p', {}, errorText(error))));
@@ -175,6 +178,7 @@ function start(): void {
         show();
         focusAfterNavigation(main);
       });
+      guardWindowClose();
       installShortcuts(context, main);
       if (api.platform !== 'web') api.on('navigate', (path) => context.navigate(path));
       show();

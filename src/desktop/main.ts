@@ -108,6 +108,14 @@ async function start(): Promise<void> {
   });
   loaded.catch((error: unknown) => console.error(`Could not load the Factory window: ${errorMessage(error)}`));
 
+  // A form holding a draft (ui/views/drafts.ts) holds back a reload or Quit; Electron cancels
+  // silently unless asked, so ask as a browser would: Leave lets the page go.
+  window.webContents.on('will-prevent-unload', (event) => {
+    const choice = dialog.showMessageBoxSync(window, { type: 'question', buttons: ['Leave', 'Stay'], defaultId: 1, cancelId: 1,
+      message: 'Leave without saving your changes?', detail: 'What you typed in a form and did not save is lost.' });
+    if (choice === 0) event.preventDefault();
+  });
+
   // Closing the window keeps Factory running in the tray (triggers and runs go on); Quit ends it.
   window.on('close', (event) => {
     if (quitState === 'idle') {

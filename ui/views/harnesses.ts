@@ -9,6 +9,7 @@ import type { HarnessDefinition, HarnessStatus } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
 import { confirmAction } from './dialog';
+import { mayDiscard, watchForm, type Draft } from './drafts';
 import { FormFields, lines, option, switchControl, withBusy } from './settings-form';
 
 const outputFormats = ['text', 'claude-stream-json', 'codex-json', 'gemini-stream-json', 'opencode-json', 'cursor-stream-json', 'amp-stream-json'];
@@ -25,19 +26,26 @@ export const harnessesScreen: ScreenFactory = (context) => {
     list);
 
   let editing: string | undefined;
+  // The open editor is a draft (drafts.ts): opening another one asks before it goes.
+  let draft: Draft | undefined;
 
   function harnesses(): HarnessDefinition[] {
     return context.state.snapshot?.harnesses ?? [];
   }
 
-  function edit(harness: HarnessDefinition | undefined, isNew = false): void {
+  /** Opens the editor of `harness` (a new one with `isNew`), or closes it; `ask`: a draft in the open editor asks first. */
+  async function edit(harness: HarnessDefinition | undefined, isNew = false, ask = false): Promise<void> {
+    if (ask && !await mayDiscard(draft, 'Discard your changes to this harness?')) return;
+    draft?.forget();
+    draft = undefined;
     editing = isNew ? 'new' : harness?.id;
     if (!isNew && !harness) {
       replace(editorArea);
       return;
     }
-    const editor = harnessEditor(context, harness, () => edit(undefined));
+    const editor = harnessEditor(context, harness, () => void edit(undefined));
     replace(editorArea, editor.element);
+    draft = watchForm(editor.element);
     editor.focus();
   }
 
@@ -52,14 +60,14 @@ export const harnessesScreen: ScreenFactory = (context) => {
       context.toast(errorText(error), 'error');
     }
   });
-  create.addEventListener('click', () => edit(undefined, true));
+  create.addEventListener('click', () => void edit(undefined, true, true));
 
   list.addEventListener('click', (event) => {
     const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
     if (!button) return;
     const harness = harnesses().find((candidate) => candidate.id === button.dataset.id);
     if (!harness) return;
-    if (button.dataset.action === 'edit') edit(harness);
+    if (button.dataset.action === 'edit') void edit(harness, false, true);
     else if (button.dataset.action === 'models') void refreshModels(button, harness);
     else if (button.dataset.action === 'delete') void remove(button, harness);
   });
@@ -101,7 +109,7 @@ export const harnessesScreen: ScreenFactory = (context) => {
     if (!confirmed) return;
     try {
       await withBusy(button, harness.builtIn ? 'Resetting…' : 'Deleting…', () => context.api.deleteHarness(harness.id));
-      if (editing === harness.id) edit(undefined);
+      if (editing === harness.id) void edit(undefined);
       context.toast(harness.builtIn ? `${harness.name} reset to its defaults` : `${harness.name} deleted`);
     } catch (error) {
       context.toast(errorText(error), 'error');

@@ -7,6 +7,7 @@ import type { AgentStep, ApprovalStep, FieldMessage, GenerateTarget, Pipeline, P
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
+import { watchForm } from './drafts';
 import { harnessChoices, takeRunPanelRequest } from './pipelines';
 import { agentOf, missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
 import { budgetFields } from './budget-fields';
@@ -763,26 +764,8 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     }
   });
 
-  // Leaving with unsaved changes asks first: closing the window, and links inside the app.
-  const beforeUnload = (event: BeforeUnloadEvent) => {
-    if (!dirty) return;
-    event.preventDefault();
-    event.returnValue = '';
-  };
-  const linkClick = (event: MouseEvent) => {
-    const link = (event.target as HTMLElement).closest?.('a[href^="#"]');
-    if (!link || !dirty) return;
-    // Held until answered, then followed by hand.
-    event.preventDefault();
-    event.stopPropagation();
-    void confirmAction({ title: 'Leave this pipeline without saving your changes?', confirm: 'Leave', danger: true }).then((leave) => {
-      if (!leave) return;
-      setDirty(false);
-      context.navigate(link.getAttribute('href')!);
-    });
-  };
-  window.addEventListener('beforeunload', beforeUnload);
-  document.addEventListener('click', linkClick, true);
+  // Unsaved changes are a draft (drafts.ts): leaving keeps this screen as it is; closing the window asks.
+  const draft = watchForm(view.form, { dirty: () => dirty });
 
   load();
 
@@ -812,8 +795,7 @@ export const pipelineEditorScreen: ScreenFactory = (context: AppContext, params)
     },
     dispose() {
       clearTimeout(typingTimer);
-      window.removeEventListener('beforeunload', beforeUnload);
-      document.removeEventListener('click', linkClick, true);
+      draft.forget();
       for (const requestId of pendingGenerations) void api.cancelGenerate(requestId).catch(() => undefined);
     },
   };

@@ -7,6 +7,7 @@ import type { Project, ProjectInput, RunBranch } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
+import { mayDiscard, watchForm } from './drafts';
 import { checkbox, clearFieldErrors, field, placeProblems, showFieldError, textInput, withBusy } from './form';
 
 const commits = (count: number) => `${count} commit${count === 1 ? '' : 's'}`;
@@ -137,9 +138,12 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
     render();
   }
 
+  // The form is a draft (drafts.ts): filling it with another project asks first when it holds changes.
+  const draft = watchForm(view.form);
   const edit = (project: Project | undefined) => {
     editingId = project?.id ?? '';
     view.fill(project);
+    draft.saved();
     if (project) view.name.focus();
   };
 
@@ -149,7 +153,7 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
     if (!button || !row) return;
     const project = projects().find((candidate) => candidate.id === row.dataset.id);
     if (!project) return;
-    if (button.dataset.action === 'edit') edit(project);
+    if (button.dataset.action === 'edit' && await mayDiscard(draft, editingId ? 'Discard your changes to this project?' : 'Discard the project you were adding?')) edit(project);
     if (button.dataset.action === 'open') context.api.openPath(project.path).catch((failure) => context.toast(errorText(failure), 'error'));
     const kept = branches.get(project.id);
     const listed = Array.isArray(kept) ? kept : [];
