@@ -251,7 +251,7 @@ ui('a trigger shows its URL and a ledger of what each delivery decided', async (
   assert.is((await deliver('{"description":"no title"}')).status, 202);
   await show(page, '#/triggers');
   await page.waitFor(`document.querySelectorAll('.ledger tbody tr').length === 4`, 5000, 'four ledger rows');
-  const decisions = await page.evaluate<string[]>(`[...document.querySelectorAll('.ledger td.decision')].map((cell) => cell.textContent)`);
+  const decisions = await page.evaluate<string[]>(`[...document.querySelectorAll('.ledger tbody tr')].map((row) => row.dataset.decision)`);
   assert.equal(decisions.map((decision) => decision.replace(/run_\w+/, 'run_…')), ['ignored: no title', 'invalid signature', 'already processed', 'started run_…']);
   assert.match(await mainText(page), new RegExp(`/hooks/${trigger.id}`));
   await page.evaluate(`document.querySelector('.ledger').scrollIntoView({ block: 'end' })`);
@@ -361,7 +361,7 @@ async function createTrigger(page: Page, name: string, saved: { triggerId?: stri
 /** Poll now, until the ledger shows a started run. */
 async function pollStartsRun(page: Page): Promise<void> {
   await clickButton(page, triggerEditor, 'Poll now');
-  await page.waitFor(`[...document.querySelectorAll('.ledger td.decision')].some((cell) => /^started run_/.test(cell.textContent))`, 15_000, 'a "started run_…" ledger entry');
+  await page.waitFor(`[...document.querySelectorAll('.ledger tbody tr')].some((row) => /^started run_/.test(row.dataset.decision))`, 15_000, 'a "started run_…" ledger entry');
 }
 
 /** Screenshots of the saved trigger: `<kind>-trigger` and, scrolled to its ledger, `<kind>-trigger-ledger`. */

@@ -7,6 +7,7 @@ import { errorText, externalLink, type AppContext } from '../app';
 import { CallError } from '../call-error';
 import { h, replace } from '../dom';
 import { confirmAction } from './dialog';
+import { watchForm, type Draft } from './drafts';
 import { FormFields, option, resultLine, withBusy } from './settings-form';
 
 interface AccountField {
@@ -52,10 +53,13 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
   const add = h('button', { type: 'button' }, 'Add account');
   const accounts = (): ConnectionView[] => context.state.snapshot?.accounts ?? [];
 
+  // The open form is a draft (drafts.ts) until it is saved or cancelled.
+  let draft: Draft | undefined;
   function edit(connection: ConnectionView | undefined, kind: FormKind = connection?.oauth ? 'linear-agent' : connection?.kind ?? 'linear', name = connection?.name ?? ''): void {
     const handlers = {
       changeKind: (next: FormKind, typedName: string) => edit(undefined, next, typedName),
       done: () => {
+        draft?.forget();
         replace(formArea);
         add.hidden = false;
         render();
@@ -64,7 +68,9 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
     };
     const form = kind === 'linear-agent' ? agentForm(context, connection, name, handlers) : accountForm(context, connection, kind, name, handlers);
     add.hidden = true;
+    draft?.forget();
     replace(formArea, form);
+    draft = watchForm(form);
     form.querySelector<HTMLElement>(connection ? 'input' : 'select')?.focus();
   }
   add.addEventListener('click', () => edit(undefined));
@@ -108,9 +114,12 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
   };
 }
 
-/** The form of one account; a new one when `connection` is undefined. */
-function accountForm(context: AppContext, connection: ConnectionView | undefined, kindName: ConnectionKind, typedName: string,
-  on: { changeKind(kind: FormKind, name: string): void; done(): void }): HTMLFormElement {
+/**
+ * The form of one account; a new one when `connection` is undefined. `done` gets the saved account
+ * (nothing when cancelled). Also the trigger form's Connect dialog (connect-dialog.ts), with its kind fixed.
+ */
+export function accountForm(context: AppContext, connection: ConnectionView | undefined, kindName: ConnectionKind, typedName: string,
+  on: { changeKind(kind: FormKind, name: string): void; done(saved?: ConnectionView): void }): HTMLFormElement {
   const spec = accountKinds.find((entry) => entry.kind === kindName) ?? accountKinds[0]!;
   const fields = new FormFields();
   const { kind, name } = kindAndName(connection, spec.kind, spec.name, typedName, on);
@@ -134,7 +143,7 @@ function accountForm(context: AppContext, connection: ConnectionView | undefined
   const save = h('button', { type: 'submit', class: 'primary' }, connection ? 'Save' : 'Add account');
   const verify = h('button', { type: 'button' }, 'Verify');
   const cancel = h('button', { type: 'button' }, 'Cancel');
-  cancel.addEventListener('click', on.done);
+  cancel.addEventListener('click', () => on.done());
   verify.addEventListener('click', async () => {
     fields.clear();
     result.hidden = true;
@@ -162,7 +171,7 @@ function accountForm(context: AppContext, connection: ConnectionView | undefined
       snapshot.accounts = known ? snapshot.accounts.map((candidate) => (candidate.id === saved.id ? saved : candidate)) : [...snapshot.accounts, saved];
     }
     context.toast(`Account “${saved.name}” saved`);
-    on.done();
+    on.done(saved);
   });
   return form;
 }

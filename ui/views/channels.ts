@@ -8,6 +8,8 @@ import type { ChannelEvent, ChannelInput, ChannelKind, ChannelView } from '../..
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
 import { confirmAction } from './dialog';
+import { DraftShelf, watchForm, type Draft } from './drafts';
+import { checkbox } from './form';
 import { FormFields, option, resultLine, switchControl, withBusy } from './settings-form';
 
 const kinds: { kind: ChannelKind; name: string }[] = [
@@ -42,22 +44,34 @@ export const channelsScreen: ScreenFactory = (context) => {
     return context.state.snapshot?.channels ?? [];
   }
 
-  function open(id: string | undefined): void {
+  // The editor shown, and those left with unsaved changes per channel ('new' too), shown again when opened (drafts.ts).
+  let editor: { element: HTMLElement; focus(): void } | undefined;
+  let draft: Draft | undefined;
+  const shelf = new DraftShelf<{ element: HTMLElement; focus(): void }>();
+
+  /** Opens a channel, a new one ('new'), or nothing; `keep` (the person switched): the editor left keeps its draft. */
+  function open(id: string | undefined, keep = false): void {
+    if (keep && editor && draft && selected !== undefined) shelf.put(selected, editor, draft);
+    else draft?.forget();
     selected = id;
+    editor = draft = undefined;
     const channel = channels().find((candidate) => candidate.id === id);
     if (id === undefined) replace(editorArea, channels().length ? h('div', { class: 'empty' }, 'Choose a channel to edit it.') : null);
     else {
-      const editor = channelEditor(context, channel, (savedId) => open(savedId));
+      const kept = keep ? shelf.take(id) : undefined;
+      editor = kept?.editor ?? channelEditor(context, channel, (savedId) => open(savedId));
+      draft = kept?.draft ?? watchForm(editor.element);
       replace(editorArea, editor.element);
-      if (!channel) editor.focus();
+      if (kept) kept.draft.showKept(() => open(id));
+      else if (!channel) editor.focus();
     }
     render();
   }
 
-  newButton.addEventListener('click', () => open('new'));
+  newButton.addEventListener('click', () => open('new', true));
   list.addEventListener('click', (event) => {
     const item = (event.target as HTMLElement).closest<HTMLElement>('[data-id]');
-    if (item) open(item.dataset.id!);
+    if (item) open(item.dataset.id!, true);
   });
 
   function render(): void {
@@ -75,7 +89,8 @@ export const channelsScreen: ScreenFactory = (context) => {
         : 'all pipelines';
       return h('li', { class: 'list-item' },
         h('button', { type: 'button', class: 'item-button', 'data-id': channel.id, ...(channel.id === selected ? { 'aria-current': 'true' } : {}) },
-          h('span', { class: 'item-title' }, channel.name, channel.enabled ? null : h('span', { class: 'tag' }, 'off')),
+          h('span', { class: 'item-title' }, channel.name, channel.enabled ? null : h('span', { class: 'tag' }, 'off'),
+            shelf.has(channel.id) ? h('span', { class: 'tag tag-draft' }, 'unsaved') : null),
           h('span', { class: 'meta item-meta' }, `${kindName(channel.kind)} · ${channel.events.length ? channel.events.join(', ') : 'no events'} · ${scope}`)));
     }));
     if (list.parentNode !== listArea) replace(listArea, list);
@@ -109,12 +124,8 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
     return { input, element: h('label', { class: 'check' }, input, h('span', {}, entry.label), h('code', { class: 'meta' }, entry.event)) };
   });
   const pipelines = context.state.snapshot?.pipelines ?? [];
-  const pipelineSelect = h('select', { multiple: true, size: Math.min(6, Math.max(3, pipelines.length)) },
-    pipelines.map((pipeline) => {
-      const element = option(pipeline.id, pipeline.name);
-      element.selected = channel?.pipelineIds?.includes(pipeline.id) ?? false;
-      return element;
-    }));
+  // Checkboxes, not a multi-select: one tap each, on a phone too.
+  const pipelineBoxes = pipelines.map((pipeline) => checkbox(pipeline.name, channel?.pipelineIds?.includes(pipeline.id) ?? false, { value: pipeline.id }));
   name.value = channel?.name ?? '';
   url.value = channel?.url ?? '';
   chatId.value = channel?.chatId ?? '';
@@ -169,7 +180,7 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
       name: name.value.trim(),
       enabled: enabled.input.checked,
       events: eventBoxes.filter((box) => box.input.checked).map((box) => box.input.value as ChannelEvent),
-      pipelineIds: [...pipelineSelect.selectedOptions].map((element) => element.value),
+      pipelineIds: pipelineBoxes.filter((box) => box.input.checked).map((box) => box.input.value),
     };
     if (channel) result.id = channel.id;
     if (current !== 'desktop' && url.value.trim()) result.url = url.value.trim();
@@ -225,7 +236,7 @@ function channelEditor(context: AppContext, channel: ChannelView | undefined, do
     urlField, tokenField, chatField, approvalsGroup,
     fields.group('events', 'Send when', eventBoxes.map((box) => box.element)),
     pipelines.length
-      ? fields.field('pipelineIds', 'Only for these pipelines', pipelineSelect, 'Select none for all pipelines. Ctrl/⌘-click selects several.')
+      ? fields.group('pipelineIds', 'Only for these pipelines', h('div', { class: 'check-list', 'data-test': 'channel-pipelines' }, pipelineBoxes.map((box) => box.element)), 'None ticked: all pipelines.')
       : null,
     enabled.element,
     fields.general,

@@ -9,7 +9,8 @@ import type { RemotePairing, Settings, SettingsInput } from '../../src/core/api'
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
 import { accountsPanel } from './accounts';
-import { confirmAction } from './dialog';
+import { confirmAction, type ConfirmOptions } from './dialog';
+import { formValues, watchForm } from './drafts';
 import { FormFields, copyText, option, switchControl, withBusy } from './settings-form';
 
 export const settingsScreen: ScreenFactory = (context) => {
@@ -19,13 +20,14 @@ export const settingsScreen: ScreenFactory = (context) => {
   const fields = new FormFields();
 
   // Webhook server
-  const webhookOn = switchControl('Receive trigger webhooks', settings.webhookServer.enabled);
+  // The two switches apply at once (DECISIONS, UI): they are not part of the form's draft.
+  const webhookOn = switchControl('Receive trigger webhooks', settings.webhookServer.enabled, { 'data-draft': 'skip' });
   const webhookHost = hostControl(settings.webhookServer.host);
   const webhookPort = portInput(settings.webhookServer.port);
   const webhookStatus = h('p', { class: 'server-status', role: 'status' });
 
   // Remote access
-  const remoteOn = switchControl('Allow remote access (browser and phone)', settings.remoteAccess.enabled);
+  const remoteOn = switchControl('Allow remote access (browser and phone)', settings.remoteAccess.enabled, { 'data-draft': 'skip' });
   const remoteHost = hostControl(settings.remoteAccess.host);
   const remotePort = portInput(settings.remoteAccess.port);
   const allowedHosts = h('textarea', { rows: 2, spellcheck: 'false', placeholder: 'factory.example.com' });
@@ -55,6 +57,7 @@ export const settingsScreen: ScreenFactory = (context) => {
   fillHarnesses();
 
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save settings');
+  const unsaved = h('span', { class: 'meta unsaved-note', role: 'status', 'data-test': 'settings-unsaved' });
   const form = h('form', { class: 'settings-form', novalidate: true, 'aria-label': 'Settings' },
     h('section', { class: 'panel', 'aria-labelledby': 'settings-webhook' },
       h('h2', { id: 'settings-webhook' }, 'Webhook server'),
@@ -84,7 +87,7 @@ export const settingsScreen: ScreenFactory = (context) => {
         fields.field('theme', 'Theme', theme)),
       spentToday),
     fields.general,
-    h('div', { class: 'form-actions settings-actions' }, save));
+    h('div', { class: 'form-actions settings-actions' }, save, unsaved));
   fields.register('webhookServer', webhookOn.input);
   fields.register('remoteAccess', remoteOn.input);
 
@@ -101,6 +104,7 @@ export const settingsScreen: ScreenFactory = (context) => {
       const saved = await withBusy(save, 'Saving…', () => context.api.saveSettings(read()));
       if (context.state.snapshot) context.state.snapshot.settings = saved;
       applyTheme(saved.theme);
+      markSaved();
       context.toast('Settings saved');
       renderStatus();
     } catch (error) {
@@ -145,6 +149,33 @@ export const settingsScreen: ScreenFactory = (context) => {
   renderStatus();
   const accounts = accountsPanel(context);
 
+  // What is typed stays a draft until saved (drafts.ts); the bar with Save sticks to the bottom and says so.
+  const draft = watchForm(form);
+  const labelled = [...form.querySelectorAll<HTMLLabelElement>('label.form-field')].map((field) => ({ name: field.firstElementChild!.textContent!, field, saved: formValues(field) }));
+  const showUnsaved = () => {
+    const dirty = draft.isDirty();
+    // Which fields, by their labels: the bar says what Save would change.
+    const changed = labelled.filter((entry) => formValues(entry.field) !== entry.saved).map((entry) => entry.name);
+    unsaved.textContent = dirty ? `Unsaved: ${changed.length ? changed.join(', ') : 'changes'}` : '';
+    form.classList.toggle('has-unsaved', dirty);
+  };
+  const markSaved = () => {
+    draft.saved();
+    for (const entry of labelled) entry.saved = formValues(entry.field);
+    showUnsaved();
+  };
+  form.addEventListener('input', showUnsaved);
+  form.addEventListener('change', showUnsaved);
+  applyAtOnce(context, webhookOn.input, (enabled) => ({ webhookServer: { enabled } }),
+    (enabled) => (enabled ? 'Webhook server switched on' : 'Webhook server switched off: triggers receive no webhooks'), renderStatus);
+  applyAtOnce(context, remoteOn.input, (enabled) => ({ remoteAccess: { enabled } }),
+    (enabled) => (enabled ? 'Remote access switched on' : 'Remote access switched off'), renderStatus,
+    // From a browser, switching it off ends this very connection: only the desktop can switch it on again.
+    context.desktop ? undefined : { title: 'Switch off remote access?', body: 'This page reaches Factory through it: it is signed out, and only the desktop app can switch remote access on again.', confirm: 'Switch off', danger: true });
+  // An address such as #/settings?section=accounts opens at that part (the getting-started checklist links there).
+  const section = new URLSearchParams(location.hash.split('?')[1] ?? '').get('section');
+  if (section) requestAnimationFrame(() => document.getElementById(`settings-${section}`)?.closest('section')?.scrollIntoView({ block: 'start' }));
+
   return {
     element: h('section', { class: 'page settings-page' }, h('h1', {}, 'Settings'), form, accounts.element, about),
     update() {
@@ -154,6 +185,33 @@ export const settingsScreen: ScreenFactory = (context) => {
     },
   };
 };
+
+/**
+ * A switch that applies when flipped: saves just its part of the settings, says so in a toast,
+ * and flips back with the reason when the save is refused. With `ask`, switching off asks first.
+ */
+function applyAtOnce(context: AppContext, input: HTMLInputElement, patch: (on: boolean) => SettingsInput, words: (on: boolean) => string,
+  applied: () => void, ask?: ConfirmOptions): void {
+  input.addEventListener('change', async () => {
+    const on = input.checked;
+    if (!on && ask && !await confirmAction(ask)) {
+      input.checked = true;
+      return;
+    }
+    input.disabled = true;
+    try {
+      const saved = await context.api.saveSettings(patch(on));
+      if (context.state.snapshot) context.state.snapshot.settings = saved;
+      context.toast(words(on));
+      applied();
+    } catch (error) {
+      input.checked = !on;
+      context.toast(errorText(error), 'error');
+    } finally {
+      input.disabled = false;
+    }
+  });
+}
 
 /** The listen address: a choice of the two usual ones, or any other address typed in. */
 function hostControl(host: string): { element: HTMLElement; value(): string } {
@@ -274,7 +332,7 @@ function pairingSection(context: AppContext, area: HTMLElement): { render(runnin
     render(running) {
       if (shownFor === running || loading) return;
       shownFor = running;
-      if (!running) replace(area, h('p', { class: 'meta' }, 'Switch on remote access and save to get a sign-in link and QR code.'));
+      if (!running) replace(area, h('p', { class: 'meta' }, 'Switch on remote access to get a sign-in link and QR code.'));
       else if (context.desktop) void load();
       else replace(area, h('h3', {}, 'Sign in another device'),
         h('p', { class: 'meta' }, 'A link and QR code that sign a phone or another browser in once, within 10 minutes.'),

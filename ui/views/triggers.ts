@@ -6,15 +6,17 @@
 // View: the list, the editor form and the live parts (URL, state, ledger) are separate elements.
 // `update()` re-renders the list and the live parts but never the form the user is typing in.
 
-import type { TriggerConfig, TriggerFilter, TriggerInput, TriggerKind, TriggerState, WriteBackMarks } from '../../src/core/api';
+import type { ConnectionKind, TriggerConfig, TriggerFilter, TriggerInput, TriggerKind, TriggerState, WriteBackMarks } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { CallError } from '../call-error';
 import { h, replace, timeElement } from '../dom';
+import { connectButton } from './connect-dialog';
 import { confirmAction } from './dialog';
 import { errorElement, errorWords } from './error-details';
+import { DraftShelf, watchForm, type Draft } from './drafts';
 import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
 import { checkbox } from './form';
-import { runTitle } from './runs';
+import { eventTable } from './trigger-events';
 import { FormFields, copyText, option, randomSecret, resultLine, switchControl, variablesEditor, withBusy } from './settings-form';
 import { issuePreviewItem } from './issue-preview';
 import { listSearch } from './search-box';
@@ -106,6 +108,9 @@ export const triggersScreen: ScreenFactory = (context) => {
   /** The trigger in the editor: an id, 'new', or undefined (nothing open). */
   let selected: string | undefined;
   let editor: TriggerEditor | undefined;
+  let draft: Draft | undefined;
+  /** Editors left with unsaved changes, per trigger ('new': the one being made), shown again when opened (drafts.ts). */
+  const shelf = new DraftShelf<TriggerEditor>();
 
   const newButton = h('button', { type: 'button', class: 'primary' }, 'New trigger');
   const list = h('ul', { class: 'list trigger-list', 'aria-label': 'Triggers' });
@@ -117,25 +122,36 @@ export const triggersScreen: ScreenFactory = (context) => {
     h('p', { class: 'muted intro' }, `A trigger starts a pipeline when an issue arrives: a generic webhook posts one to its URL; a ${kindList(Object.keys(providerForms), 'disjunction')} trigger polls the tracker’s issues and takes its webhooks.`),
     h('div', { class: 'split' }, listArea, editorArea));
 
-  newButton.addEventListener('click', () => open('new'));
+  newButton.addEventListener('click', () => open('new', 'webhook', '', true));
   // One listener for the whole list (event delegation).
   list.addEventListener('click', (event) => {
     const item = (event.target as HTMLElement).closest<HTMLElement>('[data-id]');
-    if (item) open(item.dataset.id!);
+    if (item) open(item.dataset.id!, 'webhook', '', true);
   });
 
   function triggers(): TriggerConfig[] {
     return (context.state.snapshot?.triggers ?? []).filter((trigger) => !isPendingDeletion(trigger.id));
   }
 
-  /** Opens a trigger, a new one ('new', of `kind`, with the name typed so far), or nothing. */
-  function open(id: string | undefined, kind: TriggerKind = 'webhook', name = ''): void {
+  /**
+   * Opens a trigger, a new one ('new', of `kind`, with the name typed so far), or nothing. `keep`
+   * (the person switched): the editor left keeps its draft, and a draft kept for `id` comes back.
+   */
+  function open(id: string | undefined, kind: TriggerKind = 'webhook', name = '', keep = false): void {
+    if (keep && editor && draft && selected !== undefined) shelf.put(selected, editor, draft);
+    else draft?.forget();
     selected = id;
     const trigger = triggers().find((candidate) => candidate.id === id);
-    editor = id === undefined ? undefined : new TriggerEditor(context, trigger, { kind, name }, {
+    const kept = keep && id !== undefined ? shelf.take(id) : undefined;
+    editor = kept?.editor ?? (id === undefined ? undefined : new TriggerEditor(context, trigger, { kind, name }, {
       saved: (saved) => open(saved?.id),
       changeKind: (next, typed) => open('new', next, typed),
-    });
+    }));
+    draft = kept?.draft ?? (editor ? watchForm(editor.element) : undefined);
+    if (kept) {
+      editor!.update();
+      kept.draft.showKept(() => open(id));
+    }
     if (editor) replace(editorArea, editor.element);
     else replace(editorArea, triggers().length ? h('div', { class: 'empty' }, 'Choose a trigger to see its URL and its recent events.') : null);
     renderList();
@@ -161,7 +177,8 @@ export const triggersScreen: ScreenFactory = (context) => {
       return h('li', { class: 'list-item' },
         h('button', { type: 'button', class: 'item-button', 'data-id': trigger.id, ...(trigger.id === selected ? { 'aria-current': 'true' } : {}) },
           h('span', { class: 'item-title' }, trigger.name,
-            trigger.enabled ? null : h('span', { class: 'tag' }, 'off')),
+            trigger.enabled ? null : h('span', { class: 'tag' }, 'off'),
+            shelf.has(trigger.id) ? h('span', { class: 'tag tag-draft' }, 'unsaved') : null),
           h('span', { class: 'meta item-meta' },
             `${kindNames[trigger.kind] ?? trigger.kind} → ${pipeline?.name ?? 'missing pipeline'} · `,
             polls ? 'last poll ' : 'last event ', timeElement(polls ? state?.lastPollAt : state?.lastEventAt),
@@ -204,6 +221,7 @@ class TriggerEditor {
   private readonly live = h('div', { class: 'trigger-live' });
   private readonly connection = h('select', { required: true });
   private readonly connectionNote = h('small', { class: 'meta' });
+  private connectButton: HTMLButtonElement | undefined;
   private readonly pollInterval = h('input', { type: 'number', min: 15, max: 86400, step: 1, inputmode: 'numeric', class: 'narrow' });
   private readonly maxFollowUps = h('input', { type: 'number', min: 0, max: 1000, step: 1, inputmode: 'numeric', class: 'narrow' });
   private readonly filterInputs: { field: FilterField; input: HTMLInputElement | HTMLTextAreaElement }[] = [];
@@ -283,7 +301,7 @@ class TriggerEditor {
     const kind = h('select', {}, editableKinds.map((candidate) => option(candidate, kindNames[candidate]!, this.kind)));
     kind.addEventListener('change', () => this.on.changeKind(kind.value as TriggerKind, this.name.value));
     const form = h('form', { class: 'panel editor', novalidate: true, 'aria-label': isNew ? title : `Trigger ${trigger!.name}` },
-      h('h2', { class: 'editor-title' }, title),
+      isNew ? h('h2', { class: 'editor-title' }, title) : h('h3', {}, 'Settings'),
       isNew ? this.fields.field('kind', 'Kind', kind) : null,
       this.fields.field('name', 'Name', this.name),
       this.fields.field('pipelineId', 'Runs pipeline', this.pipeline),
@@ -303,7 +321,8 @@ class TriggerEditor {
       event.preventDefault();
       void this.save(save);
     });
-    this.element = h('div', { class: 'editor-stack' }, form, this.live);
+    this.element = isNew ? h('div', { class: 'editor-stack' }, form, this.live)
+      : h('div', { class: 'editor-stack' }, h('h2', { class: 'editor-title' }, title), this.live, form);
     // Escape closes the form, as Cancel does (a dialog above it takes its own Escape).
     this.element.addEventListener('keydown', (event) => {
       if (event.key === 'Escape' && !event.defaultPrevented) this.on.saved(undefined);
@@ -366,7 +385,8 @@ class TriggerEditor {
     }
     const snapshot = this.context.state.snapshot;
     const state = snapshot?.triggerStates[this.trigger.id];
-    replace(this.live, this.trigger.kind === 'webhook' || this.provider ? this.urlSection(state) : null, this.stateSection(state), this.ledgerSection(state));
+    // The events first: what happened is what a saved trigger is opened for (its settings follow).
+    replace(this.live, this.stateSection(state), this.ledgerSection(state), this.trigger.kind === 'webhook' || this.provider ? this.urlSection(state) : null);
   }
 
   /** The accounts of this trigger's kind; the only one is chosen for a new trigger. */
@@ -379,8 +399,14 @@ class TriggerEditor {
     replace(this.connection,
       option('', accounts.length ? 'Choose an account…' : `No ${name} account yet`, current),
       accounts.map((account) => option(account.id, account.account ? `${account.name} (${account.account.name})` : account.name, current)));
-    this.connectionNote.hidden = accounts.length > 0;
-    replace(this.connectionNote, `Add a ${name} account in `, h('a', { href: '#/settings' }, 'Settings → Accounts'), ' first.');
+    // A new account is connected in place, in a dialog: the draft stays and the account comes back chosen.
+    this.connectButton ??= connectButton(this.context, accountKind as ConnectionKind, name ?? accountKind, (saved) => {
+      this.connection.value = saved.id;
+      this.fillConnections();
+      this.connection.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    this.connectButton.textContent = accounts.length ? `Connect another ${name} account` : `Connect a ${name} account`;
+    replace(this.connectionNote, accounts.length ? null : `No ${name} account yet. `, this.connectButton);
   }
 
   private fillPipelines(): void {
@@ -574,21 +600,6 @@ class TriggerEditor {
         ? 'No events yet. Poll now, or wait for the next poll: each issue shows here with what was decided.'
         : 'No events yet. Send a request to the webhook URL: each one shows here with what was decided.'));
     }
-    return h('div', { class: 'ledger' }, heading,
-      h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Recent events' },
-        h('table', { class: 'table' },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Source'), h('th', { scope: 'col' }, 'Key'), h('th', { scope: 'col' }, 'Decision'), h('th', { scope: 'col' }, 'Run'))),
-          h('tbody', {}, entries.map((entry) => {
-            const run = entry.runId ? this.context.state.snapshot?.runs.find((candidate) => candidate.id === entry.runId) : undefined;
-            // "started run_…": the id shortened (the Run column names the run), whole on hover.
-            const id = entry.runId && entry.decision.endsWith(entry.runId) ? entry.runId : '';
-            return h('tr', {},
-              h('td', {}, timeElement(entry.at)),
-              h('td', {}, entry.source),
-              h('td', { class: 'mono key', title: entry.key }, entry.key ?? '—'),
-              h('td', { class: entry.decision.startsWith('started') ? 'decision decision-started' : 'decision' }, errorElement(entry.decision.slice(0, entry.decision.length - id.length), 'ledger-decision'),
-                id ? h('span', { class: 'run-id mono', title: id }, id) : null),
-              h('td', { class: 'run' }, entry.runId ? h('a', { href: `#/runs/${encodeURIComponent(entry.runId)}`, title: run ? runTitle(run) : entry.runId }, run ? runTitle(run) : 'Open run') : '—'));
-          })))));
+    return h('div', { class: 'ledger' }, heading, eventTable(this.context, entries));
   }
 }
