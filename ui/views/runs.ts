@@ -7,6 +7,7 @@
 import type { Pipeline, Run, RunStatus, StepRun } from '../../src/core/api';
 import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, replace, timeElement } from '../dom';
+import { gettingStarted } from './checklist';
 import { confirmAction } from './dialog';
 import { glyphElement } from './log-view';
 import { pullRequestChip } from './pull-request';
@@ -218,6 +219,9 @@ class RunsView {
 
 export const runsScreen: ScreenFactory = (context: AppContext) => {
   const view = new RunsView();
+  // Getting started (checklist.ts), under the heading until it is dismissed or done.
+  const checklist = gettingStarted(context);
+  view.element.firstElementChild!.after(checklist.element);
   const filters = remembered;
   filters.status = addressStatus();
   /** A status picked on the page goes into the address (and only there). */
@@ -341,7 +345,10 @@ export const runsScreen: ScreenFactory = (context: AppContext) => {
   render();
   return {
     element: view.element,
-    update: render,
+    update() {
+      render();
+      checklist.update();
+    },
     dispose() {
       clearInterval(timer);
     },
