@@ -175,7 +175,7 @@ lists('Inbox: a decided approval says how and is not unread; titles lead with th
   await waitForRun(made.manualRunId!, ['succeeded']);
   await show(page, '#/inbox');
   const approval = `document.querySelector('.inbox-item[data-kind="run.waiting"] [data-test="decision"]')`;
-  await page.waitFor(`[...document.querySelectorAll('[data-test="decision"]')].some((line) => line.textContent === '✓ Approved: Polish first')`, 10_000, '"Approved: Polish first"');
+  await page.waitFor(`[...document.querySelectorAll('[data-test="decision"]')].some((line) => line.textContent === '✓ Approved by you: Polish first')`, 10_000, '"Approved by you: Polish first"');
   const decidedItem = `[...document.querySelectorAll('.inbox-item')].find((element) => element.querySelector('[data-test="decision"]')?.textContent.includes('Polish first'))`;
   await page.waitFor(`${decidedItem}?.dataset.unread === 'false'`, 5000, 'the decided item shown read');
   const decided = await page.evaluate<{ unread: string; lead: string }>(`(() => {

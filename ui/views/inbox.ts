@@ -11,7 +11,7 @@ import { h, replace, timeElement } from '../dom';
 import { withUndo } from './dialog';
 import { errorElement } from './error-details';
 import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
-import { optionLabels } from './run';
+import { decidedBy, optionLabels } from './run';
 import { runTitle } from './runs';
 import { listSearch } from './search-box';
 
@@ -42,10 +42,11 @@ export function decision(item: InboxItem, snapshot: Snapshot | undefined): { tex
   // The first approval decided after the item: a run's later approvals have later items.
   const step = run?.steps.find((candidate) => candidate.approval && candidate.approval.at >= item.at);
   if (!run || !step?.approval) return run && run.status !== 'waiting' ? { text: `No longer waiting: ${run.status}`, approved: false } : undefined;
-  if (!step.approval.approved) return { text: 'Rejected', approved: false };
+  const by = step.approval.by ? ` by ${decidedBy(step.approval.by)}` : '';
+  if (!step.approval.approved) return { text: `Rejected${by}`, approved: false };
   const defined = snapshot?.pipelines.find((pipeline) => pipeline.id === run.pipelineId)?.steps.find((candidate) => candidate.id === step.id);
   const labels = optionLabels(defined?.kind === 'approval' ? defined.choices : undefined, step.approval.selected);
-  return { text: `Approved${labels.length ? `: ${labels.join(', ')}` : ''}`, approved: true };
+  return { text: `Approved${by}${labels.length ? `: ${labels.join(', ')}` : ''}`, approved: true };
 }
 
 /** Counts as unread: not marked read (nor being marked). A decided approval is marked read by the engine. */

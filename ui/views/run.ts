@@ -7,7 +7,7 @@
 // again (at most every 300 ms) when the slim run in the snapshot changes, and follows the live
 // log lines of the selected step attempt.
 
-import type { ApprovalChoices, LogPage, Run, RunStatus, StepRun } from '../../src/core/api';
+import type { ApprovalChoices, ApprovalDecider, LogPage, Run, RunStatus, StepRun } from '../../src/core/api';
 import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, relativeTime, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
@@ -50,7 +50,13 @@ interface Problem {
   stepId?: string;
 }
 
-/** Text for people: `code` marks become quotes. */
+const surfaces: Record<ApprovalDecider['via'], string> = { app: 'Factory', github: 'GitHub', linear: 'Linear', jira: 'Jira', telegram: 'Telegram' };
+
+/** Who decided an approval and where, in words: "Ada Lovelace via Telegram"; the app's own decisions are "you". */
+export function decidedBy(by: ApprovalDecider): string {
+  return by.via === 'app' ? 'you' : `${by.name} via ${surfaces[by.via] ?? by.via}`;
+}
+
 /**
  * The labels of the options an approval chose, in order. Option ids are "1", "2", … (spec
  * `approveStep`): id "2" is the second label, `options[1]`. An id without a label is shown as such.
@@ -59,6 +65,7 @@ export function optionLabels(choices: ApprovalChoices | undefined, selected: rea
   return (selected ?? []).map((id) => choices?.options[Number(id) - 1] ?? `option ${id}`);
 }
 
+/** Text for people: `code` marks become quotes. */
 const plain = (text: string) => text.replace(/`([^`]*)`/g, '“$1”').replace(/\.$/, '');
 
 function stepProblem(name: string, error: string): Problem {
@@ -209,7 +216,7 @@ class RunView {
       const approval = step.approval;
       const chosen = optionLabels(choices, approval.selected);
       notices.push(h('div', { class: `pane-note run-decision ${approval.approved ? 'status-succeeded' : 'status-rejected'}` },
-        h('strong', {}, approval.approved ? '✓ Approved' : '⊘ Rejected'), ' ', timeElement(approval.at),
+        h('strong', {}, approval.approved ? '✓ Approved' : '⊘ Rejected'), approval.by ? ` by ${decidedBy(approval.by)}` : null, ' ', timeElement(approval.at),
         chosen.length ? h('p', {}, 'Chose: ', chosen.join(', ')) : null,
         approval.comment ? h('p', { class: 'run-decision-comment' }, approval.comment) : null));
     }
