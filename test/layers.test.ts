@@ -54,7 +54,7 @@ const allowed: Record<string, string[]> = {
  */
 const fileSystemUsers: Record<string, string> = {
   'src/engine/config.ts': 'checks that a project folder exists',
-  'src/engine/process.ts': 'says why a command could not start (a missing folder or interpreter)',
+  'src/engine/spawn-error.ts': 'says why a command could not start (a missing folder or interpreter)',
   'src/engine/process-marker.ts': 'reads /proc to find a step’s escaped processes',
   'src/engine/cgroup.ts': 'makes, fills, kills and removes a step’s cgroup (cgroupfs)',
   'src/engine/descendants.ts': 'reads /proc to follow a step’s process tree',

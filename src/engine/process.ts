@@ -1,22 +1,17 @@
-// Runs one step's process (a shell step's `/bin/sh -c`, an agent CLI) and stops everything it started.
-//
-// The child leads its own process group, and every signal goes to the whole group, so what it
-// starts in the background is stopped with it. A step ends when its main process ends; what it left
-// running is stopped (SIGTERM to the group, SIGKILL after the grace period). Cancel and timeout do
-// the same while the main process still runs. Processes that left the group on purpose (`setsid`,
-// daemons) are found, on Linux, in three ways and stopped the same way: the cgroup each call gets
-// where the system lets Factory make one (cgroup.ts), which nothing the step starts can leave; the
-// descendants followed through /proc where it does not (descendants.ts); and the marker each call
-// puts in the child's environment (process-marker.ts). Their hold on our pipes is cut in any case.
+// Runs one step's process (a shell step's `/bin/sh -c`, an agent CLI): starts it leading its own
+// process group, streams its output, and resolves when the step is over. A step ends when its main
+// process ends; cancel, interrupt and timeout end it sooner. What it leaves running is stopped by
+// process-stop.ts, which this file tells when.
 
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { statSync } from 'node:fs';
-import { errorMessage, quote } from '../core/errors';
+import { quote } from '../core/errors';
 import { longestTimerMs, setTimer } from '../core/timers';
 import { LineSplitter, OutputTail } from './lines';
 import { StepCgroup } from './cgroup';
-import { DescendantTracker, readProcessStatus } from './descendants';
-import { createProcessMarker, findMarkedProcesses } from './process-marker';
+import { DescendantTracker } from './descendants';
+import { createProcessMarker } from './process-marker';
+import { GROUP_CHECK_MS, Leftovers, describeValue, killProcessGroup, isProcessGroupAlive, sendSignal, signalProcess } from './process-stop';
+import { describeSpawnError } from './spawn-error';
 
 const DEFAULT_KILL_GRACE_MS = 5000;
 const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
@@ -27,8 +22,6 @@ const DEFAULT_OUTPUT_LIMIT = 1_048_576;
  * still hold them, and the step must not wait for it.
  */
 const PIPE_DRAIN_MS = 500;
-/** How often a stopping group is checked for being gone, so SIGKILL is not sent (or waited for) in vain. */
-const GROUP_CHECK_MS = 50;
 /**
  * How often a step's process tree is looked at where there is no cgroup: a process whose parent
  * dies sooner than this after starting it may be missed (see descendants.ts).
@@ -127,34 +120,6 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
   return new Promise((resolve) => execute(options, cgroup, resolve));
 }
 
-/**
- * Sends `signal` to every process in the group `pid` leads, with `kill` (process.kill by default).
- * Returns true when at least one process received it, false when the group no longer exists (or is
- * not ours to signal). Throws RangeError for a pid that is not an integer above 1: `kill(-1)` would
- * reach every process we own.
- */
-export function killProcessGroup(pid: number, signal: NodeJS.Signals, kill: SignalSender = sendSignal): boolean {
-  checkGroupId(pid);
-  try {
-    kill(-pid, signal);
-    return true;
-  } catch (error) {
-    if (isMissingOrForeign(error)) return false;
-    throw error;
-  }
-}
-
-/** True while any process of the group `pid` leads exists (a zombie counts). RangeError as killProcessGroup. */
-export function isProcessGroupAlive(pid: number): boolean {
-  checkGroupId(pid);
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch (error) {
-    if (isMissingOrForeign(error)) return false;
-    throw error;
-  }
-}
 
 function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined, resolve: (result: ProcessResult) => void): void {
   const started = performance.now();
@@ -317,7 +282,7 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
     }
   } catch (error) {
     if (cgroup) dropCgroup(cgroup);
-    finish(describeSpawnError(error, options));
+    finish(describeSpawnError(error, options.command, options.cwd));
     return;
   }
 
@@ -333,7 +298,7 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
   child = spawned;
   spawned.on('error', (error) => {
     // Errors after a successful start (a failed kill) change nothing: exit and close still come.
-    if (spawned.pid === undefined) finish(describeSpawnError(error, options));
+    if (spawned.pid === undefined) finish(describeSpawnError(error, options.command, options.cwd));
   });
   if (spawned.pid === undefined) return; // the 'error' event above reports why
   options.onSpawn?.(spawned.pid);
@@ -394,68 +359,6 @@ function execute(options: RunProcessOptions, madeCgroup: StepCgroup | undefined,
   }
 }
 
-/**
- * The processes of one call that may have left its group: those in its cgroup, those seen as its
- * descendants (still the same processes), and those carrying its marker (see process-marker.ts).
- * They are stopped like the group: SIGTERM, then, `graceMs` after, SIGKILL to every one found
- * again (and to the whole cgroup), unless all those sent SIGTERM are gone before (checked every
- * GROUP_CHECK_MS). The SIGKILL looks again rather than trusting the pids it has: a pid may have
- * been reused, a process may have forked.
- */
-class Leftovers {
-  private readonly terminated = new Set<number>();
-  private killTimer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly entry: string,
-    private readonly graceMs: number,
-    private readonly kill: SignalSender,
-    private readonly cgroup?: StepCgroup,
-    private readonly descendants?: DescendantTracker,
-  ) {}
-
-  /**
-   * Sends SIGTERM to each process found not sent one yet, except the members of `group`, which
-   * their group's SIGTERM reached already (a second one means "hurry" to some programs). Resolves
-   * once sent; never rejects.
-   */
-  async terminate(group: number): Promise<void> {
-    const fresh: number[] = [];
-    for (const pid of await this.find()) {
-      if (this.terminated.has(pid) || (await readProcessStatus(pid))?.group === group) continue;
-      this.terminated.add(pid);
-      fresh.push(pid);
-      signalProcess(this.kill, pid, 'SIGTERM');
-    }
-    if (fresh.length > 0 && this.killTimer === undefined) this.scheduleKill();
-  }
-
-  private async find(): Promise<number[]> {
-    const [marked, members, descendants] = await Promise.all([
-      findMarkedProcesses(this.entry),
-      this.cgroup?.members() ?? [],
-      this.descendants?.living() ?? [],
-    ]);
-    return [...new Set([...marked, ...members, ...descendants])].filter((pid) => pid > 1 && pid !== process.pid);
-  }
-
-  private scheduleKill(): void {
-    const check = setInterval(() => {
-      if ([...this.terminated].some(isProcessAlive)) return;
-      clearInterval(check);
-      clearTimeout(this.killTimer);
-      this.killTimer = undefined;
-    }, GROUP_CHECK_MS);
-    this.killTimer = setTimeout(() => {
-      clearInterval(check);
-      this.killTimer = undefined;
-      void this.cgroup?.kill();
-      void this.find().then((pids) => {
-        for (const pid of pids) signalProcess(this.kill, pid, 'SIGKILL');
-      });
-    }, this.graceMs);
-  }
-}
 
 /** Removes a cgroup no process was started in; answers undefined, the cgroup the step has then. */
 function dropCgroup(cgroup: StepCgroup): undefined {
@@ -463,31 +366,6 @@ function dropCgroup(cgroup: StepCgroup): undefined {
   return undefined;
 }
 
-type SignalSender = (pid: number, signal: NodeJS.Signals) => void;
-
-function sendSignal(pid: number, signal: NodeJS.Signals): void {
-  process.kill(pid, signal);
-}
-
-/** Sends `signal` to process `pid` with `kill`; false when that failed (it is gone, or not ours). Never throws. */
-function signalProcess(kill: SignalSender, pid: number, signal: NodeJS.Signals): boolean {
-  try {
-    kill(pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** True while process `pid` exists (a zombie counts). */
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Wraps onLine so that a listener that throws is reported once and does not break the run. */
 function lineDelivery(onLine: RunProcessOptions['onLine']): ((line: string, stream: 'out' | 'err') => void) | undefined {
@@ -503,66 +381,20 @@ function lineDelivery(onLine: RunProcessOptions['onLine']): ((line: string, stre
   };
 }
 
-/** A message a user can act on, for a process that could not start. */
-function describeSpawnError(error: unknown, options: RunProcessOptions): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const command = options.command;
-  if (code === 'ENOENT' || code === 'ENOTDIR') {
-    if (!isFolder(options.cwd)) return `working folder not found: ${quote(options.cwd)}`;
-    if (command.includes('/') && isFile(command)) return `cannot run ${quote(command)}: its interpreter (the #! line) was not found`;
-    return `command not found: ${quote(command)}`;
-  }
-  if (code === 'EACCES') {
-    if (!isFolder(options.cwd)) return `working folder not accessible: ${quote(options.cwd)}`;
-    return `permission denied: ${quote(command)} is not executable`;
-  }
-  return `could not start ${quote(command)}: ${errorMessage(error)}`;
-}
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** ESRCH: no such group; EPERM: the id now belongs to processes that are not ours. */
-function isMissingOrForeign(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ESRCH' || code === 'EPERM';
-}
-
-/** Numbers as written (quote() would print NaN and Infinity as null), anything else quoted. */
-function describe(value: unknown): string {
-  return typeof value === 'number' ? String(value) : quote(value);
-}
-
-function checkGroupId(pid: number): void {
-  if (!Number.isInteger(pid) || pid <= 1) throw new RangeError(`Not a process group id: ${describe(pid)}`);
-}
 
 function checkOptions(options: RunProcessOptions): void {
   if (typeof options.command !== 'string' || options.command.length === 0) {
     throw new RangeError(`The command must be a non-empty string, got ${quote(options.command)}`);
   }
   const { timeoutMs, killGraceMs, outputLimit, maxLineLength } = options;
-  if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be 0 or more, got ${describe(timeoutMs)}`);
+  if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be 0 or more, got ${describeValue(timeoutMs)}`);
   if (killGraceMs !== undefined && !(killGraceMs >= 0 && killGraceMs <= longestTimerMs)) {
-    throw new RangeError(`killGraceMs must be between 0 and ${longestTimerMs}, got ${describe(killGraceMs)}`);
+    throw new RangeError(`killGraceMs must be between 0 and ${longestTimerMs}, got ${describeValue(killGraceMs)}`);
   }
   if (outputLimit !== undefined && !(Number.isInteger(outputLimit) && outputLimit >= 0)) {
-    throw new RangeError(`outputLimit must be a whole number of bytes, got ${describe(outputLimit)}`);
+    throw new RangeError(`outputLimit must be a whole number of bytes, got ${describeValue(outputLimit)}`);
   }
   if (maxLineLength !== undefined && !(Number.isInteger(maxLineLength) && maxLineLength >= 2)) {
-    throw new RangeError(`maxLineLength must be an integer of at least 2, got ${describe(maxLineLength)}`);
+    throw new RangeError(`maxLineLength must be an integer of at least 2, got ${describeValue(maxLineLength)}`);
   }
 }

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { findOwnCgroupFolder, StepCgroup } from '../../src/engine/cgroup';
-import { isProcessGroupAlive, killProcessGroup, runProcess, type ProcessResult, type RunProcessOptions } from '../../src/engine/process';
+import { runProcess, type ProcessResult, type RunProcessOptions } from '../../src/engine/process';
+import { isProcessGroupAlive, killProcessGroup } from '../../src/engine/process-stop';
 import { rejects } from '../helpers/assert';
 import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
 
