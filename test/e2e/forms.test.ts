@@ -196,6 +196,11 @@ forms('a Linear account is connected from the trigger form in place, and comes b
     await fillField(page, triggerForm, 'Name', 'Linear ENG');
     await fillField(page, triggerForm, 'Team key', 'ENG');
     assert.match(await page.evaluate<string>(`document.querySelector('[data-test="connect-account"]').parentElement.textContent`), /^No Linear account yet\. Connect a Linear account$/);
+    // Another account appears meanwhile and is chosen: the connected one must replace it.
+    const other = await call('saveConnection', { kind: 'linear', name: 'Other Linear', token: fake.apiKey, baseUrl: fake.url });
+    await page.waitFor(`document.querySelector('[data-test="connect-account"]').textContent === 'Connect another Linear account'`, 5000, 'the other account in the form');
+    await fillField(page, triggerForm, 'Account', other.id);
+    assert.is(await valueOf(page, triggerForm, 'Account'), other.id);
     await page.click('[data-test="connect-account"]');
     await page.waitFor(`document.querySelector('[data-test="connect-dialog"][open]')`, 5000, 'the Connect dialog');
     const dialog = '[data-test="connect-dialog"]';
@@ -215,6 +220,7 @@ forms('a Linear account is connected from the trigger form in place, and comes b
     assert.match(await page.evaluate<string>(`document.querySelector('[data-test="connect-account"]').textContent`), /^Connect another Linear account$/);
     await clickButton(page, '.triggers-page', 'Cancel');
     await call('deleteConnection', account.id);
+    await call('deleteConnection', other.id);
   } finally {
     await fake.stop();
   }

@@ -401,8 +401,8 @@ class TriggerEditor {
       accounts.map((account) => option(account.id, account.account ? `${account.name} (${account.account.name})` : account.name, current)));
     // A new account is connected in place, in a dialog: the draft stays and the account comes back chosen.
     this.connectButton ??= connectButton(this.context, accountKind as ConnectionKind, name ?? accountKind, (saved) => {
-      this.connection.value = saved.id;
       this.fillConnections();
+      this.connection.value = saved.id;
       this.connection.dispatchEvent(new Event('change', { bubbles: true }));
     });
     this.connectButton.textContent = accounts.length ? `Connect another ${name} account` : `Connect a ${name} account`;
