@@ -5,7 +5,9 @@
 import type { LogLine, LogPage } from '../core/api';
 import { ValidationError, quote } from '../core/errors';
 import type { RunStore } from '../store/run-store';
-import { LiveFeed, type LogStream, type StepLogWriter } from '../store/step-log';
+import { LiveFeed } from '../store/live-feed';
+import type { StepLogWriter } from '../store/step-log';
+import type { LogStream } from '../store/step-log-format';
 
 /** The most bytes one `logs` event carries (its lines, and what the event adds around each). */
 export const liveEventBytes = 256 * 1024;

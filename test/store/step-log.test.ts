@@ -4,7 +4,10 @@ import { appendFileSync, readFileSync, truncateSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LiveFeed, StepLogWriter, maxShownLineLength, rawLogPath, readPage } from '../../src/store/step-log';
+import { LiveFeed } from '../../src/store/live-feed';
+import { StepLogWriter } from '../../src/store/step-log';
+import { maxShownLineLength } from '../../src/store/step-log-format';
+import { rawLogPath, readPage } from '../../src/store/step-log-reader';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 
 const log = suite<{ dir: string; path: string }>('step log');
