@@ -209,6 +209,8 @@ forms('a Linear account is connected from the trigger form in place, and comes b
     await fillField(page, dialog, 'API key', fake.apiKey);
     await fillField(page, dialog, 'Base URL (optional)', fake.url);
     await shootAll(page, 'connect-dialog');
+    const stored = await page.evaluate<string>(`JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage)])`);
+    assert.not.ok(stored.includes(fake.apiKey), 'the typed key is in no storage');
     await clickButton(page, dialog, 'Add account');
     await page.waitFor(`!document.querySelector('[data-test="connect-dialog"]')`, 10_000, 'the dialog closed');
     const account = (await call('snapshot')).accounts.find((candidate: { name: string }) => candidate.name === 'Linear (fake)');
