@@ -15,7 +15,9 @@
 // variables that hold placeholders. What leaves the command through files or other programs is
 // not followed (docs/SECURITY.md).
 
-import { scanShell, type Assignment, type CodePlace, type PlaceholderSpan, type ShellScan, type Span, type VariableUse } from './shell-scan';
+import { scanShell } from './shell-scan';
+import type { Assignment, CodePlace, PlaceholderSpan, ShellScan, Span, VariableUse } from './shell-syntax';
+import { promptVariables } from './shell-variables';
 
 /** Where a value read at a code place comes from. */
 export interface Origin {
@@ -50,8 +52,6 @@ export interface ValueFlow {
   scripts: string[];
 }
 
-/** Prompt strings: the shell expands their text (command substitutions included) when it prints them. */
-const promptVariables = new Set(['PS0', 'PS1', 'PS2', 'PS3', 'PS4', 'PROMPT_COMMAND']);
 /** How deep nested scripts (`bash -c 'bash -c …'`) are followed; each level scans its text again. */
 const maxNestedScripts = 3;
 const longestExcerpt = 60;

@@ -17,7 +17,8 @@
 
 import { ValidationError } from './errors';
 import { followShellValues, variablesThrough, type Origin, type ValueFlow } from './shell-flow';
-import { scanShellCommand, type CodePlace, type Quoting, type ShellPlaceholder } from './shell-scan';
+import { scanShellCommand } from './shell-scan';
+import type { CodePlace, Quoting, ShellPlaceholder } from './shell-syntax';
 import { environmentName, environmentValue, isKnownPlaceholderRoot, listPlaceholders, resolvePlaceholder, stepEnvironment, type TemplateContext } from './template';
 
 /** The text that expands variable `name` as exactly one word of data where `quoting` holds. */
