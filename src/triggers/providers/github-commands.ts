@@ -7,7 +7,7 @@ import { isRecord } from '../../core/validate';
 import type { CommandSource, CommentAuthor, IssueComment } from '../command-source';
 import { text } from '../provider';
 import { ownUserId, readGithubWebhook, rest } from './github';
-import { permissionOf, writeRoles } from './github-review';
+import { permissionOf, writeRoles } from './github-permissions';
 
 /** A REST or webhook comment object as an IssueComment; undefined when it is not one. */
 function readComment(raw: unknown): IssueComment | undefined {
