@@ -4,7 +4,8 @@
 import type { Pipeline, PipelineExport, PipelineInput } from './api';
 import { ValidationError, errorMessage } from './errors';
 import { newId } from './ids';
-import { assemblePipeline, maxNameLength, validatePipelineBody } from './pipeline';
+import { assemblePipeline, validatePipelineBody } from './pipeline';
+import { maxNameLength } from './pipeline-steps';
 import { isRecord, own, shown } from './validate';
 
 const copySuffix = ' (copy)';
