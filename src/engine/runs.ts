@@ -775,6 +775,7 @@ export class RunService {
             const { status: _waiting, ...paused } = outcome;
             Object.assign(stepRun, paused);
             delete (stepRun as StoredStepRun).processGroup;
+            clearLiveness(stepRun); // it no longer runs: the card says why it waits
           }
           stepRun.status = 'waiting';
           run.status = 'waiting';

@@ -59,4 +59,37 @@ liveness('a rate-limited step says when it resumes, Resume now goes on, and the 
   assert.match(await text('[data-test="run-usage"]'), /^Used .*tokens · \$0\.014$/, 'both parts of the attempt');
 });
 
+liveness('an agent step paused at its budget shows what it spent on its card; Continue goes on with the cap raised', async () => {
+  const { page } = need();
+  const harness = (await call('snapshot')).harnesses.find((candidate: { id: string }) => candidate.id === 'claude');
+  await call('saveHarness', { ...harness, env: { FAKE_MODE: 'spend', FAKE_SPEND_TOKENS: '1000', FAKE_SPEND_TURNS: '400', FAKE_SPEND_MS: '10', FAKE_SPEND_RESUMED_TURNS: '2' } });
+  const pipeline = await call('savePipeline', {
+    projectId: (await call('snapshot')).projects[0].id, name: 'Capped', variables: {},
+    steps: [{ id: 'code', name: 'Write the code', kind: 'agent', prompt: 'Fix it', harnessId: 'claude', budget: { maxTokens: 5000 } }],
+  });
+  const run = await call('startRun', { pipelineId: pipeline.id, issue: { title: 'Expensive issue' } });
+  await waitForRun(run.id, ['waiting']);
+
+  await show(page, `#/runs/${run.id}`);
+  await page.waitFor(`document.querySelector('[data-test="budget-card"]')`, 10_000, 'the budget card');
+  const card = await text('[data-test="budget-card"]');
+  assert.match(card, /Write the code: token budget reached/, card);
+  assert.match(card, /Spent [\d,]+ of 5,000 tokens/, card);
+  assert.ok(!(await text('[data-test="approval"]')), 'no approval card besides it');
+  assert.not.match(await text('.timeline'), /working/, 'a paused step is not said to be working');
+  await page.evaluate(clearToasts);
+  await shoot(page, 'budget-paused-run');
+  await page.viewport('phone');
+  await show(page, '#/runs');
+  await show(page, `#/runs/${run.id}`);
+  await page.waitFor(`document.querySelector('[data-test="budget-card"]')`, 10_000, 'the budget card on a phone');
+  await shootPhoneBoth(page, 'budget-paused-run');
+  await page.viewport('desktop');
+
+  await page.click('[data-test="budget-continue"]');
+  const done = await waitForRun(run.id, ['succeeded', 'failed']);
+  assert.is(done.status, 'succeeded', done.error);
+  await page.waitFor(`!document.querySelector('[data-test="budget-card"]')`, 10_000, 'the card gone once it went on');
+});
+
 liveness.run();

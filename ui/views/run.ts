@@ -424,13 +424,31 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
   function renderApproval(current: Run): void {
     const step = current.steps.find((candidate) => candidate.kind === 'approval' && candidate.status === 'waiting');
     const limited = current.steps.find((candidate) => candidate.status === 'waiting' && candidate.liveness === 'rateLimited');
-    const key = step ? `${step.id}:${step.attempt}` : limited ? `limit:${limited.id}:${limited.resumeAt}` : '';
+    const capped = current.steps.find((candidate) => candidate.status === 'waiting' && candidate.budgetStop);
+    const key = step ? `${step.id}:${step.attempt}` : limited ? `limit:${limited.id}:${limited.resumeAt}` : capped ? `budget:${capped.id}:${capped.budgetStop!.at}:${capped.message ?? ''}` : '';
     if (key === approvalKey) return;
     approvalKey = key;
     // On a phone the run's actions move below everything while a decision waits (fit.css).
-    view.element.classList.toggle('run-page-deciding', Boolean(step));
+    view.element.classList.toggle('run-page-deciding', Boolean(step ?? capped));
     replace(view.approvalHost, step ? view.approvalCard(step, choicesOf(step.id), (approved, comment, selected) => decide(step.id, approved, comment, selected))
-      : limited ? rateLimitCard(limited) : null);
+      : limited ? rateLimitCard(limited) : capped ? budgetCard(capped) : null);
+  }
+
+  /** An agent step paused at a budget cap: what was spent of what, what the agent was doing, and Continue / Stop (approveStep true / false). */
+  function budgetCard(step: StepRun): HTMLElement {
+    const act = (button: HTMLButtonElement, go: boolean) => void runAction(button, go ? 'Continuing…' : 'Stopping…', async () => {
+      await api.approveStep(runId, step.id, go);
+      context.toast(go ? 'Continuing with the cap raised' : 'Stopped at its budget');
+      scheduleFetch();
+    });
+    const go: HTMLButtonElement = h('button', { type: 'button', class: 'primary', 'data-test': 'budget-continue', onclick: () => act(go, true) }, 'Continue');
+    const stop: HTMLButtonElement = h('button', { type: 'button', 'data-test': 'budget-stop', onclick: () => act(stop, false) }, 'Stop the step');
+    const limit = { cost: 'cost', tokens: 'token', minutes: 'time', daily: 'daily spend' }[step.budgetStop!.limit];
+    return h('section', { class: 'approval-card budget-card', 'data-test': 'budget-card', 'aria-labelledby': `budget-${step.id}` },
+      h('h3', { id: `budget-${step.id}` }, h('span', { class: 'status status-waiting' }, glyphElement(statusGlyphs.waiting), 'waiting'), ' ', step.name, `: ${limit} budget reached`),
+      h('p', { class: 'approval-message' }, step.message ?? 'The agent was stopped at its budget; its work stays in the workspace.'),
+      step.budgetStop!.limit === 'daily' ? h('p', { class: 'meta' }, 'Raising the daily limit in Settings lets every paused step go on.') : null,
+      h('div', { class: 'approval-actions' }, go, stop));
   }
 
   /** A step waiting out the model's usage limit: when it goes on, and Resume now / Stop waiting (approveStep true / false). */
