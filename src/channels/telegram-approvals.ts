@@ -8,11 +8,13 @@
 // loses a press); per sent message, its prompt (run, step, chat, message; see telegram-prompts.ts).
 // Order per update: decide, then store offset + 1, then ask for more. A crash in between makes
 // Telegram hand the press again; the step no longer waits, so it decides nothing twice.
+// telegram-approvals-state.ts reads and trims that file; telegram-approvals-presses.ts says which
+// presses are taken; telegram-approvals-words.ts says what Telegram's failures mean.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Channel, Run } from '../core/api';
-import { ConflictError, NotFoundError, ValidationError, errorMessage } from '../core/errors';
-import { setTimer } from '../core/timers';
+import { ConflictError, errorMessage } from '../core/errors';
+import { sleep } from '../core/timers';
 import { isRecord } from '../core/validate';
 import type { ConfigService } from '../engine/config';
 import type { EventHub } from '../engine/events';
@@ -20,9 +22,12 @@ import type { RunService } from '../engine/runs';
 import type { Inbox } from './inbox';
 import { telegramPayload, type Notice } from './message';
 import type { SendResult } from './senders';
-import { botApiBase, callBotApi, TelegramError, type BotCallOptions } from './telegram-bot-api';
+import { callBotApi, TelegramError, type BotCallOptions } from './telegram-bot-api';
+import { botKey, pruneShownPrompts, readState, unshownPrompts, type TelegramState } from './telegram-approvals-state';
+import { decisionRefusal, onMessage, refusePress } from './telegram-approvals-presses';
+import { failure, hostOf, pollFailure, webhookWords } from './telegram-approvals-words';
 import {
-  decidedText, deciderOf, isApprover, isPromptToken, outcomeLine, parseCallbackData, promptKeyboard, promptText, whoDecided,
+  decidedText, deciderOf, outcomeLine, parseCallbackData, promptKeyboard, promptText,
   type TelegramPrompt, type TelegramUser,
 } from './telegram-prompts';
 
@@ -32,17 +37,8 @@ const defaultPollSeconds = 50;
 const defaultBackoffMs: readonly number[] = [1000, 2000, 5000, 15_000, 60_000];
 /** A rate limit asking for longer than this is waited this long, then asked again. */
 const longestWaitMs = 3600_000;
-/** Prompts kept after their decision was shown (so a late press still hears "already decided"). */
-const shownPromptLimit = 1000;
 /** Failed polls in a row before a passing network problem becomes an inbox item. */
 const reportAfterFailures = 3;
-
-export interface TelegramState {
-  /** Per bot (see botKey): the offset of the next getUpdates, last update_id + 1. */
-  offsets: Record<string, number>;
-  /** Sent approval messages by token. */
-  prompts: Record<string, TelegramPrompt>;
-}
 
 export interface TelegramApprovalsOptions {
   config: Pick<ConfigService, 'current' | 'subscribe'>;
@@ -228,11 +224,7 @@ export class TelegramApprovals {
   private pollFailed(key: string, channel: Channel, error: unknown, failures: number): number {
     const telegram = error instanceof TelegramError ? error : undefined;
     const backoff = this.options.backoffMs ?? defaultBackoffMs;
-    const lasting = telegram !== undefined && (telegram.code === 409 || telegram.code === 401 || telegram.code === 404);
-    let words = `Approval buttons of this channel cannot be read: ${errorMessage(error)}`;
-    if (telegram?.webhookActive) words = webhookWords();
-    else if (telegram?.code === 409) words = 'Approval buttons of this channel cannot be read: another program is reading this bot\'s updates (Telegram: "terminated by other getUpdates request"). Stop it, or give this channel a bot of its own.';
-    else if (telegram?.code === 401 || telegram?.code === 404) words = `Approval buttons of this channel cannot be read: Telegram refused the bot token (HTTP ${telegram.code}). Check the token @BotFather gave you.`;
+    const { words, lasting } = pollFailure(error);
     const reported = this.errors.get(key);
     this.setError(key, words);
     if (words !== reported && (lasting || failures >= reportAfterFailures)) {
@@ -280,15 +272,9 @@ export class TelegramApprovals {
     // A token Factory never sent, a prompt of another bot, or data pressed on another message: forged.
     if (!parsed || !prompt || !channel || !onMessage(prompt, query.message)) return answer('Not allowed: this button is not one Factory sent on this message.');
     const from = isRecord(query.from) ? (query.from as unknown as TelegramUser) : undefined;
-    if (!isApprover(channel.approvers, from)) return answer('Not allowed: only the approvers of this Factory channel can decide.', channel);
-    if (prompt.outcome) return answer(`Already decided: ${plain(prompt.outcome)}`, channel);
+    const refused = refusePress(channel, prompt, parsed.action, from);
+    if (refused) return answer(refused, channel);
     const { action } = parsed;
-    const mode = prompt.choices?.mode;
-    const known = (option: string) => prompt.choices !== undefined && Number(option) <= prompt.choices.options.length;
-    if ((action.kind === 'approve' && mode !== undefined) || ((action.kind === 'choose') && (mode !== 'single' || !known(action.option)))
-      || ((action.kind === 'toggle' || action.kind === 'done') && mode !== 'multiple') || (action.kind === 'toggle' && !known(action.option))) {
-      return answer('Not allowed: this button does not belong to this approval.', channel);
-    }
     if (action.kind === 'toggle') return this.toggle(parsed.token, prompt, channel, action.option, answer);
     if (action.kind === 'done' && !prompt.selected?.length) return answer('Choose at least one option first.', channel);
     const approved = action.kind !== 'reject';
@@ -318,14 +304,8 @@ export class TelegramApprovals {
 
   /** Why a press was not taken, in words for the presser. */
   private async refusal(prompt: TelegramPrompt, error: unknown): Promise<string> {
-    if (error instanceof ConflictError) {
-      const run = await this.engine!.runs.getRun(prompt.runId).catch(() => undefined);
-      const approval = run?.steps.find((step) => step.id === prompt.stepId)?.approval;
-      return approval ? `Already decided by ${whoDecided(approval.by)}` : 'Already decided: this step no longer waits for approval.';
-    }
-    if (error instanceof NotFoundError) return 'This run no longer exists.';
-    if (error instanceof ValidationError) return `Not taken: ${errorMessage(error)}`.slice(0, 200);
-    return 'Not taken: Factory could not record the decision. Try again, or decide in the app.';
+    const run = error instanceof ConflictError ? await this.engine!.runs.getRun(prompt.runId).catch(() => undefined) : undefined;
+    return decisionRefusal(error, run?.steps.find((step) => step.id === prompt.stepId)?.approval);
   }
 
   /** answerCallbackQuery; a press answered too late (Telegram's 400 "query is too old") is no harm. */
@@ -393,13 +373,11 @@ export class TelegramApprovals {
   }
 
   private unshown(): string[] {
-    return Object.keys(this.state.prompts).filter((token) => !this.state.prompts[token]!.shown);
+    return unshownPrompts(this.state);
   }
 
-  /** Keeps the latest `shownPromptLimit` shown prompts; prompts still waiting are always kept. */
   private prune(): void {
-    const shown = Object.entries(this.state.prompts).filter(([, prompt]) => prompt.shown).sort(([, a], [, b]) => a.sentAt - b.sentAt);
-    for (const [token] of shown.slice(0, Math.max(0, shown.length - shownPromptLimit))) delete this.state.prompts[token];
+    pruneShownPrompts(this.state);
   }
 
   private save(): Promise<void> {
@@ -414,70 +392,4 @@ export class TelegramApprovals {
 /** True for an enabled Telegram channel whose approval notices carry buttons. */
 export function takesApprovals(channel: Channel): boolean {
   return channel.kind === 'telegram' && channel.enabled && channel.approvals === true && typeof channel.token === 'string' && channel.token !== '';
-}
-
-/** One bot: its API base and token, hashed (the token is never stored twice). */
-function botKey(channel: Channel): string {
-  return createHash('sha256').update(`${botApiBase(channel)}\n${channel.token ?? ''}`).digest('hex').slice(0, 24);
-}
-
-/** True when the press came from the prompt's own message in the prompt's own chat. */
-function onMessage(prompt: TelegramPrompt, message: unknown): boolean {
-  if (!isRecord(message) || !isRecord(message.chat)) return false;
-  return message.message_id === prompt.messageId && String(message.chat.id) === String(prompt.chatId);
-}
-
-function webhookWords(host?: string): string {
-  return `This bot has a webhook set${host ? ` (to ${host})` : ''}, and Telegram hands a bot with a webhook no button presses: approval buttons would do nothing. Remove the webhook (the Bot API's deleteWebhook) or give this channel another bot.`;
-}
-
-function hostOf(url: string): string | undefined {
-  return URL.canParse(url) ? new URL(url).host : undefined;
-}
-
-function failure(error: unknown): SendResult {
-  const telegram = error instanceof TelegramError ? error : undefined;
-  const code = telegram?.code ?? 0;
-  const result: SendResult = { ok: false, error: errorMessage(error), retryable: code === 0 || code === 429 || code >= 500 };
-  if (telegram?.retryAfterMs !== undefined) result.retryAfterMs = telegram.retryAfterMs;
-  return result;
-}
-
-/** The outcome line without its leading mark, for a callback answer. */
-function plain(outcome: string): string {
-  return outcome.replace(/^[✅❌]\s*/u, '');
-}
-
-/** Waits `ms`, or less when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimer(() => {
-      signal.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    signal.addEventListener('abort', stop, { once: true });
-  });
-}
-
-/** telegram.json as read: unknown fields dropped, malformed prompts skipped. */
-function readState(raw: unknown): TelegramState {
-  const state: TelegramState = { offsets: {}, prompts: {} };
-  if (!isRecord(raw)) return state;
-  if (isRecord(raw.offsets)) {
-    for (const [key, value] of Object.entries(raw.offsets)) if (typeof value === 'number' && Number.isSafeInteger(value)) state.offsets[key] = value;
-  }
-  if (isRecord(raw.prompts)) {
-    for (const [token, value] of Object.entries(raw.prompts)) {
-      if (!isPromptToken(token) || !isRecord(value)) continue;
-      const prompt = value as unknown as TelegramPrompt;
-      if (typeof prompt.channelId !== 'string' || typeof prompt.runId !== 'string' || typeof prompt.stepId !== 'string' || typeof prompt.messageId !== 'number' || typeof prompt.text !== 'string') continue;
-      state.prompts[token] = prompt;
-    }
-  }
-  return state;
 }

@@ -20,3 +20,19 @@ export function timerDelay(delayMs: number): number {
 export function setTimer(callback: () => void, delayMs: number): ReturnType<typeof setTimeout> {
   return setTimeout(callback, timerDelay(delayMs));
 }
+
+/** Waits `ms`, or less when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimer(() => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+  });
+}
