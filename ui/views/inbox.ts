@@ -11,7 +11,7 @@ import { h, replace, timeElement } from '../dom';
 import { withUndo } from './dialog';
 import { errorElement } from './error-details';
 import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
-import { decidedBy, optionLabels } from './run';
+import { decidedBy, optionLabels } from './approval-words';
 import { runTitle } from './runs';
 import { listSearch } from './search-box';
 

@@ -7,9 +7,10 @@
 // again (at most every 300 ms) when the slim run in the snapshot changes, and follows the live
 // log lines of the selected step attempt.
 
-import type { ApprovalChoices, ApprovalDecider, LogPage, Run, RunStatus, StepRun } from '../../src/core/api';
+import type { ApprovalChoices, LogPage, Run, RunStatus, StepRun } from '../../src/core/api';
 import { errorText, externalLink, statusGlyphs, statusLabel, type AppContext, type ScreenFactory } from '../app';
 import { duration, h, relativeTime, replace, timeElement } from '../dom';
+import { decidedBy, optionLabels } from './approval-words';
 import { confirmAction } from './dialog';
 import { cancelRun } from './run-cancel';
 import { glyphElement, LogView, type LogViewOptions } from './log-view';
@@ -48,21 +49,6 @@ interface Problem {
   text: string;
   link?: [href: string, text: string];
   stepId?: string;
-}
-
-const surfaces: Record<ApprovalDecider['via'], string> = { app: 'Factory', github: 'GitHub', linear: 'Linear', jira: 'Jira', telegram: 'Telegram' };
-
-/** Who decided an approval and where, in words: "Ada Lovelace via Telegram"; the app's own decisions are "you". */
-export function decidedBy(by: ApprovalDecider): string {
-  return by.via === 'app' ? 'you' : `${by.name} via ${surfaces[by.via] ?? by.via}`;
-}
-
-/**
- * The labels of the options an approval chose, in order. Option ids are "1", "2", … (spec
- * `approveStep`): id "2" is the second label, `options[1]`. An id without a label is shown as such.
- */
-export function optionLabels(choices: ApprovalChoices | undefined, selected: readonly string[] | undefined): string[] {
-  return (selected ?? []).map((id) => choices?.options[Number(id) - 1] ?? `option ${id}`);
 }
 
 /** Text for people: `code` marks become quotes. */
