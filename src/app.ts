@@ -17,6 +17,7 @@ import { RunService } from './engine/runs';
 import { BudgetKeeper } from './engine/budget';
 import { SpendFile } from './store/spend-file';
 import { createShellRunner } from './engine/shell-step';
+import type { SshSetup } from './engine/ssh';
 import { runApprovalStep } from './engine/steps';
 import { createPullRequestRunner } from './engine/pull-request-step';
 import { githubPulls } from './triggers/github-pulls';
@@ -60,6 +61,8 @@ export interface StartOptions {
   linearOAuth?: { authorizeUrl?: string; now?: () => number; schedule?: (callback: () => void, delayMs: number) => () => void };
   /** Tests shorten the trigger service's waits. */
   triggerTuning?: Pick<TriggerServiceOptions, 'writeBackRetryDelaysMs' | 'firstPollDelayMs' | 'now'>;
+  /** How ssh runners are reached (tests: their own known hosts and socket folder); default engine/runner.ts defaultSshSetup. */
+  ssh?: () => Promise<SshSetup>;
 }
 
 export interface Factory {
@@ -148,6 +151,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
     },
     worktreesDir: join(options.dataDir, 'worktrees'),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.ssh ? { ssh: options.ssh } : {}),
     budget,
     secrets,
     runUrl,

@@ -10,6 +10,7 @@ import type { Pipeline, PipelineExport, Step } from './api';
 import { ValidationError, quote } from './errors';
 import type { ValidationIssue } from './errors';
 import { readBudget } from './budget';
+import { readKnownRunnerId } from './runner-choice';
 import { isId, newId } from './ids';
 import { maxNameLength, readHarnessId, readSteps, readTextMap, type KnownAccount } from './pipeline-steps';
 import { commandProblem, inWords, writtenStepIds } from './pipeline-words';
@@ -23,6 +24,8 @@ export interface PipelineContext {
   harnessIds: readonly string[];
   /** The accounts a pullRequest step may name (only GitHub ones will do); undefined skips the check. */
   connections?: readonly KnownAccount[];
+  /** The runners a pipeline may name (`local` always); undefined skips the check. */
+  runnerIds?: readonly string[];
 }
 
 const maxDescriptionLength = 5_000;
@@ -86,12 +89,15 @@ function readPipeline(input: unknown, context: PipelineContext, now: number): { 
     issues.push({ field: 'projectId', message: `${quote(projectId)} is not a known project: choose one` });
   }
   const body = readPipelineBody(input, context.harnessIds, issues, context.connections);
+  const runnerId = readKnownRunnerId(input, context.runnerIds, issues);
   const stepIds = writtenStepIds(input);
   if (issues.length > 0) return { body, issues: inWords(issues, stepIds), stepIds };
 
   const givenCreatedAt = own(input, 'createdAt');
   const createdAt = id !== undefined && typeof givenCreatedAt === 'number' && Number.isFinite(givenCreatedAt) && givenCreatedAt >= 0 ? givenCreatedAt : now;
-  return { pipeline: assemblePipeline(id ?? newId('pl'), projectId ?? '', body, createdAt, now), body, issues, stepIds };
+  const pipeline = assemblePipeline(id ?? newId('pl'), projectId ?? '', body, createdAt, now);
+  if (runnerId !== undefined) pipeline.runnerId = runnerId;
+  return { pipeline, body, issues, stepIds };
 }
 
 /**

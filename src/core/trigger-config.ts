@@ -4,6 +4,7 @@ import type { Connection, ConnectionKind, TriggerConfig, TriggerKind, WriteBackM
 import { ValidationError, quote, type ValidationIssue } from './errors';
 import { isId } from './ids';
 import { validateVariables } from './runs';
+import { readKnownRunnerId } from './runner-choice';
 import { isRecord, readBoolean, readInteger, readText } from './validate';
 
 export const triggerKinds: readonly TriggerKind[] = ['webhook', 'linear', 'jira', 'github', 'github-review'];
@@ -24,6 +25,8 @@ export interface TriggerContext {
   connectionIds: readonly string[];
   /** Kinds this build can run; others are refused with a clear message. */
   availableKinds: readonly TriggerKind[];
+  /** The runners a trigger may name (`local` always); undefined skips the check. */
+  runnerIds?: readonly string[];
 }
 
 function readStringList(value: unknown, field: string, words: string, issues: ValidationIssue[]): string[] | undefined {
@@ -133,6 +136,8 @@ export function validateTrigger(input: unknown, context: TriggerContext): Omit<T
   }
   const variables = validateVariables(input.variables, 'variables', issues);
   if (Object.keys(variables).length > 0) trigger.variables = variables;
+  const runnerId = readKnownRunnerId(input, context.runnerIds, issues);
+  if (runnerId !== undefined) trigger.runnerId = runnerId;
   if (issues.length > 0) throw new ValidationError(issues, 'Trigger not saved:');
   return trigger;
 }

@@ -178,6 +178,7 @@ export class ConfigService {
     return {
       projectIds: config.projects.map((project) => project.id), harnessIds: this.harnessIds(config),
       connections: config.connections.map(({ id, kind, name }) => ({ id, kind, name })),
+      runnerIds: config.runners.map((runner) => runner.id),
     };
   }
 

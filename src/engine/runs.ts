@@ -29,7 +29,11 @@ import { runProcess } from './process';
 import type { EarlierAgentWork, StepOutcome, StepRunners } from './steps';
 import { agentWorkOf, earlierRunsOnBranch } from './follow-up-session';
 import { deleteRunBranch, listRunBranches, retireWorkspace } from './kept-work';
-import { prepareWorkspace, worktreeBranch, worktreePath, type CommandRunner } from './workspace';
+import { worktreeBranch, worktreePath, type CommandRunner } from './workspace';
+import { defaultSshSetup, executionRunner, type ExecutionRunner } from './runner';
+import type { SshSetup } from './ssh';
+import { allRunners } from '../core/runners';
+import { chooseRunner } from '../core/runner-choice';
 import type { AgentStep, StepUsage } from '../core/api';
 import {
   RateLimitTimers, addUsage, clearLiveness, clockWords, decideRateLimitWait, isRateLimitWait, markRateLimitWait, rateLimitHistory, releaseRateLimitWait, takeContinuation, totalUsage,
@@ -106,6 +110,8 @@ export interface RunServiceOptions {
   now?: () => number;
   /** Agent budgets and the day's spend (engine/budget.ts); default: the daily spend kept in memory only. */
   budget?: BudgetKeeper;
+  /** How ssh runners are reached (engine/runner.ts); default a private socket folder and the user's known hosts. */
+  ssh?: () => Promise<SshSetup>;
 }
 
 /** Where a run comes from, past the public start request: its trigger, and the pull request it follows up. */
@@ -150,11 +156,13 @@ export class RunService {
   private readonly budget: BudgetKeeper;
   /** Steps waiting out the model's usage limit go on at their resumeAt (rate-limit-waits.ts). */
   private readonly rateLimitTimers: RateLimitTimers;
+  private readonly sshSetup: () => Promise<SshSetup>;
 
   private constructor(private readonly options: RunServiceOptions) {
     this.now = options.now ?? Date.now;
     this.budget = options.budget ?? new BudgetKeeper({ spend: SpendFile.inMemory(), dailyLimit: () => options.config.settings.spendLimitUsdPerDay, now: this.now });
     this.rateLimitTimers = new RateLimitTimers(this.now);
+    this.sshSetup = options.ssh ?? defaultSshSetup();
     this.logs = new RunLogs(options.store, () => options.pacer.logsReady(() => this.logs.take()));
   }
 
@@ -185,6 +193,7 @@ export class RunService {
     });
     // A step that waited out the model's usage limit before a restart goes on at its resumeAt.
     for (const run of this.runs.values()) for (const step of run.status === 'waiting' ? run.steps : []) if (isRateLimitWait(step)) this.armRateLimit(run, step);
+    this.stopRemoteLeftovers();
     this.pump();
     // Finished runs' worktrees past their time go now, and then once an hour.
     const sweep = () => void this.sweepWorktrees().catch((error) => console.error(`Sweeping worktrees failed: ${errorMessage(error)}`));
@@ -302,6 +311,11 @@ export class RunService {
     if (this.stopping) throw new ConflictError('Factory is stopping; the run was not started');
     const request = validateStartRequest(input);
     const pipeline = this.options.config.getPipeline(request.pipelineId);
+    const { current } = this.options.config;
+    const { runnerId } = chooseRunner({
+      trigger: current.triggers.find((trigger) => trigger.id === origin.triggerId), pipeline,
+      project: current.projects.find((project) => project.id === pipeline.projectId), runners: current.runners,
+    });
     const run: Run = {
       id: newRunId(this.now()),
       pipelineId: pipeline.id,
@@ -316,6 +330,7 @@ export class RunService {
       createdAt: this.now(),
       steps: pipeline.steps.map((step): StepRun => ({ id: step.id, name: step.name, kind: step.kind, status: 'pending', attempt: 0 })),
       pipeline: this.snapshotOf(pipeline),
+      runnerId,
     };
     await this.options.store.create(run);
     return run;
@@ -624,9 +639,11 @@ export class RunService {
     const cap = this.options.config.settings.maxParallelRuns;
     if (this.active.size >= cap) return;
     const runningByPipeline = new Map<string, number>();
+    const runningByRunner = new Map<string, number>();
     for (const id of this.active.keys()) {
-      const pipelineId = this.runs.get(id)!.pipelineId;
+      const { pipelineId, runnerId = 'local' } = this.runs.get(id)!;
       runningByPipeline.set(pipelineId, (runningByPipeline.get(pipelineId) ?? 0) + 1);
+      runningByRunner.set(runnerId, (runningByRunner.get(runnerId) ?? 0) + 1);
     }
     for (const id of [...this.queue]) {
       if (this.active.size >= cap) break;
@@ -638,7 +655,12 @@ export class RunService {
       const pipelineCap = this.currentPipeline(run)?.maxParallelRuns ?? run.pipeline?.maxParallelRuns;
       const running = runningByPipeline.get(run.pipelineId) ?? 0;
       if (pipelineCap !== undefined && running >= pipelineCap) continue;
+      const runnerId = run.runnerId ?? 'local';
+      const runnerCap = this.options.config.current.runners.find((runner) => runner.id === runnerId)?.maxParallelRuns;
+      const onRunner = runningByRunner.get(runnerId) ?? 0;
+      if (runnerCap !== undefined && onRunner >= runnerCap) continue;
       runningByPipeline.set(run.pipelineId, running + 1);
+      runningByRunner.set(runnerId, onRunner + 1);
       this.dequeue(id);
       this.execute(run);
     }
@@ -691,9 +713,12 @@ export class RunService {
     // does nothing outside, and is written once it waits.
     if (!run.workspace && (project.worktrees || project.setupCommand?.trim())) await this.options.store.save(run);
 
+    const execution = this.executionFor(run);
+    if (!execution) return this.finish(run, 'failed', `The runner ${quote(run.runnerId)} no longer exists: choose another in the project, pipeline or trigger and retry`);
+
     if (!run.workspace) {
       try {
-        run.workspace = await prepareWorkspace({
+        run.workspace = await execution.prepare({
           project, runId: run.id, worktreesDir: this.options.worktreesDir, signal, run: this.runCommand,
           ...(run.followUp ? { followUp: { remote: run.followUp.remote ?? 'origin', branch: run.followUp.branch } } : {}),
           env: buildStepEnvironment(this.baseEnvironment(), this.secrets(), stepEnvironment(this.templateContext(run, project, project.path))),
@@ -744,6 +769,8 @@ export class RunService {
           secrets: this.secrets(),
           log: (line, stream) => this.log(run.id, step.id, attempt, line, stream),
           output: (chunk, stream) => this.logs.output(run.id, step.id, attempt, chunk, stream),
+          exec: (processOptions, needs) => execution.exec(processOptions, { key: `${run.id}.${step.id}`, ...needs }),
+          remote: execution.remote,
           record: (details) => {
             const wasStalled = stepRun.liveness === 'stalled';
             Object.assign(stepRun, details);
@@ -888,6 +915,7 @@ export class RunService {
   }
 
   private async finish(run: Run, status: 'succeeded' | 'failed' | 'cancelled' | 'rejected', error?: string): Promise<void> {
+    await this.collectWork(run);
     const now = this.now();
     for (const step of run.steps) if (step.status === 'pending' || step.status === 'running' || step.status === 'waiting') step.status = 'skipped';
     for (const step of run.steps) clearLiveness(step);
@@ -901,6 +929,44 @@ export class RunService {
     this.resuming.delete(run.id);
     this.announce({ type: 'finished', run });
     if (this.runs.get(run.id) === run) this.runs.set(run.id, slimRun(run));
+  }
+
+  // ─── Runners (engine/runner.ts) ───
+
+  /** The ExecutionRunner of the run's runner; undefined when that runner was deleted (never another in its place). */
+  private executionFor(run: Run): ExecutionRunner | undefined {
+    const runner = allRunners(this.options.config.current.runners).find((candidate) => candidate.id === (run.runnerId ?? 'local'));
+    return runner && executionRunner(runner, this.sshSetup);
+  }
+
+  /**
+   * A run that worked on another machine brings its work home before it ends: its branch fetched
+   * into the project repository, the remote worktree removed. The run then names the branch (as a
+   * retired worktree does) and the kept-work rules apply to it. A failure is said in the run's log;
+   * the remote worktree then stays.
+   */
+  private async collectWork(run: Run): Promise<void> {
+    const execution = run.workspace ? this.executionFor(run) : undefined;
+    const project = this.options.config.current.projects.find((candidate) => candidate.id === run.projectId);
+    if (!execution?.remote || !project) return;
+    try {
+      const branch = await execution.collect({ project, runId: run.id, ...(run.issue?.title ? { title: run.issue.title } : {}), env: this.gitEnvironment(), log: (line) => this.logs.note(run.id, line) });
+      delete run.workspace;
+      if (branch) run.branch = branch;
+    } catch (error) {
+      this.logs.note(run.id, `The work could not be brought home from ${execution.runner.name}; the remote worktree stays: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Stops what runs on ssh hosts for runs no longer live (Factory was killed): a restart leaves no remote process without its run. */
+  private stopRemoteLeftovers(): void {
+    const live = [...this.runs.values()].filter((run) => !isFinished(run.status)).map((run) => run.id);
+    for (const runner of this.options.config.current.runners) {
+      executionRunner(runner, this.sshSetup).stopLeftovers?.(live).then(
+        (stopped) => { if (stopped.length > 0) console.log(`Stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} on ${runner.host} left by runs that no longer run: ${stopped.join(', ')}`); },
+        (error) => console.warn(`Could not look for leftover processes on ${runner.name}: ${errorMessage(error)}`),
+      );
+    }
   }
 
   // ─── Helpers ───

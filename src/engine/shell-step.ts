@@ -91,7 +91,7 @@ export function createShellRunner(run: (options: RunProcessOptions) => Promise<P
     for (const line of echoLines(commandAsRun(rendered.command, rendered.env, attempt.secrets))) attempt.log(line, 'info');
     let errorTail = Buffer.alloc(0);
     try {
-      const result = await run({
+      const result = await (attempt.exec ?? run)({
         command: '/bin/sh',
         args: ['-c', command],
         cwd: attempt.workspace,

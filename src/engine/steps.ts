@@ -4,6 +4,7 @@
 import type { BudgetStop, PullRequestRef, Run, Step, StepKind, StepLiveness, StepUsage } from '../core/api';
 import { renderTemplate, type TemplateContext } from '../core/template';
 import type { BudgetWatch } from './budget';
+import type { ProcessResult, RunProcessOptions } from './process';
 
 export interface StepAttempt {
   runId: string;
@@ -40,6 +41,14 @@ export interface StepAttempt {
   started(processGroup: number): void;
   /** Agent steps: the caps this attempt is held to, and how to meter it (engine/budget.ts). */
   budget?: BudgetWatch;
+  /**
+   * Runs a process of this attempt where the run's runner runs steps (engine/runner.ts: here, in a
+   * sandbox, or on another machine); the run service always gives it, and without it the step runner
+   * runs the process here. `harnessPaths`: the agent CLI's declared folders, which a sandbox mounts.
+   */
+  exec?: (options: RunProcessOptions, needs?: { harnessPaths?: readonly string[] }) => Promise<ProcessResult>;
+  /** True when `exec` runs on another machine: an agent CLI is looked for there by its name, not resolved here. */
+  remote?: boolean;
 }
 
 /** The agent steps of the run that last worked on a follow-up's branch, for an agent step to resume. */

@@ -32,6 +32,8 @@ export interface PrepareOptions {
   /** The environment for git and the setup command (the caller builds it, with PATH and HOME). */
   env: Record<string, string>;
   run: CommandRunner;
+  /** Runs the setup command (the project's code), where it differs from git's `run`: a sandbox (engine/runner.ts). */
+  setupRun?: CommandRunner;
   /** The run's setup log. */
   log: (line: string, stream: SetupLogStream) => void;
   signal?: AbortSignal;
@@ -165,7 +167,7 @@ async function workspaceInside(worktree: string, prefix: string): Promise<string
 async function runSetupCommand(options: PrepareOptions, command: string, workspace: string): Promise<void> {
   const timeoutMs = options.setupTimeoutMs ?? defaultSetupTimeoutMs;
   options.log(`$ ${command}`, 'info');
-  const result = await runLogged(options, { command: '/bin/sh', args: ['-c', command], cwd: workspace, timeoutMs });
+  const result = await runLogged({ ...options, run: options.setupRun ?? options.run }, { command: '/bin/sh', args: ['-c', command], cwd: workspace, timeoutMs });
   if (result.ok) return;
   if (result.cancelled) throw new WorkspaceError('Setup cancelled');
   if (result.timedOut) throw new WorkspaceError(`The setup command timed out after ${formatDuration(timeoutMs)}`);

@@ -90,8 +90,10 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
     const model = step.model ?? attempt.defaults?.model ?? '';
     buildInvocation(definition, { prompt, systemPrompt, model }); // refuses a bad value before anything runs
     const environment = buildStepEnvironment({}, attempt.secrets, attempt.environment, stepEnvironment(attempt.template), definition.env);
-    const commandPath = await options.resolveCommand(definition);
+    // On another machine the CLI is found there by its name; a missing one fails with how to install it there.
+    const commandPath = attempt.remote ? definition.command : await options.resolveCommand(definition);
     if (!commandPath) return { status: 'failed', error: notInstalledMessage(definition) };
+    const exec = attempt.exec ? (processOptions: RunProcessOptions) => attempt.exec!(processOptions, { harnessPaths: definition.sandboxPaths ?? [] }) : run;
 
     /** One run of the CLI; `sessionNotFound` when it was asked to resume and said it has no such session. */
     const runAgent = async (promptText: string, resumeSessionId?: string): Promise<{ outcome: StepOutcome; sessionNotFound: boolean }> => {
@@ -113,7 +115,7 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
       let sessionMissing = false;
       let result: ProcessResult;
       try {
-        result = await run({
+        result = await exec({
           command: commandPath,
           args: invocation.args,
           ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}),
@@ -154,7 +156,7 @@ export function createAgentRunner(options: AgentRunnerOptions): StepRunner {
       const usage = parsed.usage && Object.keys(parsed.usage).length > 0 ? { usage: parsed.usage } : {};
       const output = parsed.output.length > maxOutputLength ? parsed.output.slice(-maxOutputLength) : parsed.output;
       let outcome: StepOutcome;
-      if (result.spawnError) outcome = { status: 'failed', error: `${definition.name}: ${result.spawnError}` };
+      if (result.spawnError) outcome = { status: 'failed', error: `${definition.name}: ${result.spawnError}${attempt.remote && definition.install ? ` (\`${definition.install}\`)` : ''}` };
       else if (result.cancelled && attempt.signal.aborted) outcome = { status: 'cancelled' };
       else if (result.timedOut) outcome = { status: 'failed', output, ...usage, error: `Timed out after ${formatDuration(attempt.timeoutMs)}${lastError.suffix(definition.name)}` };
       else if (result.exitCode !== 0) {

@@ -132,6 +132,7 @@ export class TriggerService {
       pipelineIds: config.pipelines.map((pipeline) => pipeline.id),
       connectionIds: config.connections.filter((connection) => connection.kind === connectionKindOf((input as { kind?: unknown }).kind as TriggerKind)).map((connection) => connection.id),
       availableKinds: ['webhook', ...(Object.keys(this.options.providers) as TriggerKind[])],
+      runnerIds: config.runners.map((runner) => runner.id),
     });
     const provider = clean.kind === 'webhook' ? undefined : this.options.providers[clean.kind];
     if (provider) await provider.checkTrigger({ ...clean, id: clean.id ?? '' }, this.options.connections.get(clean.connectionId)!);

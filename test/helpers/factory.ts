@@ -15,9 +15,9 @@ export interface TestFactory extends Factory {
   close(): Promise<void>;
 }
 
-export async function startTestFactory(options: { overrides?: unknown; dir?: string; triggerTuning?: StartOptions['triggerTuning']; now?: () => number; linearOAuth?: StartOptions['linearOAuth'] } = {}): Promise<TestFactory> {
+export async function startTestFactory(options: { overrides?: unknown; dir?: string; triggerTuning?: StartOptions['triggerTuning']; now?: () => number; linearOAuth?: StartOptions['linearOAuth']; ssh?: StartOptions['ssh'] } = {}): Promise<TestFactory> {
   const dir = options.dir ?? makeTempDir('factory-engine');
-  const factory = await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui', overrides: options.overrides, ...(options.triggerTuning ? { triggerTuning: options.triggerTuning } : {}), ...(options.now ? { now: options.now } : {}), ...(options.linearOAuth ? { linearOAuth: options.linearOAuth } : {}) });
+  const factory = await startFactory({ dataDir: dir, platform: 'web', uiRoot: 'dist/ui', overrides: options.overrides, ...(options.triggerTuning ? { triggerTuning: options.triggerTuning } : {}), ...(options.now ? { now: options.now } : {}), ...(options.linearOAuth ? { linearOAuth: options.linearOAuth } : {}), ...(options.ssh ? { ssh: options.ssh } : {}) });
   const { projects } = await factory.api.snapshot();
   const unsubscribers: (() => void)[] = [];
   return {
