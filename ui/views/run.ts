@@ -123,7 +123,7 @@ class RunView {
   }
 
   /** `showStep` selects a step (the one a problem is about). */
-  renderHeader(run: Run, link: (url: string | undefined, text: string) => HTMLElement, showStep: (stepId: string) => void): void {
+  renderHeader(run: Run, link: (url: string | undefined, text: string) => HTMLElement, showStep: (stepId: string) => void, runnerName?: string): void {
     this.title.textContent = runTitle(run);
     const issue = run.issue;
     const key = issue?.key || /^https?:\/\//i.test(issue?.url ?? '') ? link(issue!.url, issue!.key || 'Issue') : null;
@@ -136,6 +136,7 @@ class RunView {
       h('span', { class: 'meta' }, 'Started ', timeElement(run.startedAt ?? run.createdAt)),
       run.startedAt ? h('span', { class: 'meta', 'data-test': 'run-duration', title: 'The time its steps took' }, 'Duration ', durationElement(elapsed, live)) : null,
       run.usage ? h('span', { class: 'meta', 'data-test': 'run-usage', title: 'Every step together' }, `Used ${usageParts(run.usage).join(' · ')}`) : null,
+      run.runnerId ? h('span', { class: 'meta', 'data-test': 'run-runner', title: 'Where its steps ran (Settings → Runners)' }, `On ${runnerName ?? run.runnerId}`) : null,
       run.branch && !run.workspace ? h('span', { class: 'meta run-branch', 'data-test': 'run-branch' }, 'Its worktree was removed; its work is on branch ', h('code', {}, run.branch), ': a retry makes the worktree again from it.') : null);
     const problem = runProblem(run);
     this.runError.hidden = !problem;
@@ -383,7 +384,7 @@ export const runScreen: ScreenFactory = (context: AppContext, params: Record<str
 
   function render(): void {
     if (!run) return;
-    view.renderHeader(run, (url, text) => externalLink(context, url, text, 'issue-key'), (stepId) => select(stepId));
+    view.renderHeader(run, (url, text) => externalLink(context, url, text, 'issue-key'), (stepId) => select(stepId), context.state.snapshot?.runners?.find((runner) => runner.id === run?.runnerId)?.name);
     renderPullRequest();
     renderActions(run);
     renderApproval(run);
