@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ApprovalStep, ConnectionView, Step, TriggerConfig, TriggerInput } from '../../src/core/api';
-import { readApprovalAnswer } from '../../src/triggers/linear-agent';
+import { readApprovalAnswer } from '../../src/triggers/linear-agent-answers';
 import { FakeLinear, type FakeAgentSession } from '../fakes/linear';
 import { rejects } from '../helpers/assert';
 import { startChildFactory, type ChildFactory } from '../helpers/child-factory';
