@@ -16,6 +16,7 @@
 // repository fetches the run's branch from it through the same ssh options (GIT_SSH_COMMAND).
 
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,12 +152,17 @@ export function sshClientEnvironment(env: Record<string, string>): Record<string
 const environmentName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * The bootstrap every remote step runs under (`sh -c <this> factory-step <folder> <pidfile> <command> <args…>`).
+ * The bootstrap every remote step runs under (`sh -c <this> factory-step <folder> <pidfile> <stopfile> <command> <args…>`).
  * Values are base64 so that any byte, a newline included, passes; a trailing `x` keeps their trailing newlines.
+ * A stop may come before the pid file exists (the bootstrap started but has not written it yet): the
+ * stop leaves `<stopfile>` (one name per runRemote call) before it reads the pid file, and the
+ * session's leader writes its pid before it looks for `<stopfile>`, so one of them always sees the
+ * other: either the stop finds the pid and kills the group, or the leader finds the stop and ends
+ * without starting the command.
  */
 export const remoteBootstrap = [
   'cd "$1" || { echo "factory: the folder $1 does not exist on this host" >&2; exit 97; }',
-  'pidfile=$2; shift 2',
+  'pidfile=$2; stopfile=$3; shift 3',
   'while IFS= read -r line; do',
   '  [ -z "$line" ] && break',
   '  value=$(printf %s "${line#*=}" | base64 -d; printf x)',
@@ -164,8 +170,9 @@ export const remoteBootstrap = [
   'done',
   'command -v setsid >/dev/null 2>&1 || { echo "factory: setsid was not found on this host (util-linux)" >&2; exit 98; }',
   'mkdir -p "${pidfile%/*}"',
-  // The new session's leader writes its own pid (= its group id) and becomes the step's command.
-  'exec setsid -w sh -c \'echo $$ > "$0"; exec "$@"\' "$pidfile" "$@"',
+  // The new session's leader writes its own pid (= its group id), ends when a stop came first, and
+  // becomes the step's command.
+  'exec setsid -w sh -c \'echo $$ > "$0"; if [ -e "$1" ]; then rm -f "$0" "$1"; exit 143; fi; shift; exec "$@"\' "$pidfile" "$stopfile" "$@"',
 ].join('\n');
 
 /** The lines that put `env` on the bootstrap's stdin (names that are not shell names are left out). */
@@ -197,7 +204,9 @@ const keyPattern = /^run_[0-9a-z]+(?:[.-][A-Za-z0-9_-]+)*$/;
 export async function runRemote(runner: SshRunner, setup: SshSetup, options: RemoteRunOptions): Promise<ProcessResult> {
   if (!keyPattern.test(options.key)) throw new RangeError(`A remote process key must start with a run id, not ${quote(options.key)}`);
   const pidFile = `${remoteWorkDir(runner)}/.factory-pids/${options.key}.pgid`;
-  const words = ['sh', '-c', remoteBootstrap, 'factory-step', options.cwd, pidFile, options.command, ...options.args];
+  // The stop's mark is this call's own: a retry under the same key never meets an old one.
+  const stopFile = `${pidFile}.${randomBytes(6).toString('hex')}.stop`;
+  const words = ['sh', '-c', remoteBootstrap, 'factory-step', options.cwd, pidFile, stopFile, options.command, ...options.args];
   const localEnv = sshClientEnvironment(options.localEnv ?? definedEntries(process.env));
   await ensureMaster(runner, setup, localEnv);
   const local = new AbortController();
@@ -206,7 +215,7 @@ export async function runRemote(runner: SshRunner, setup: SshSetup, options: Rem
   let finished = false;
   let stopping: Promise<void> | undefined;
   const stop = (): void => {
-    stopping ??= stopRemoteGroup(runner, setup, pidFile, options.killGraceMs ?? 5000, localEnv, () => finished).finally(() => local.abort());
+    stopping ??= stopRemoteGroup(runner, setup, pidFile, stopFile, options.killGraceMs ?? 5000, localEnv, () => finished).finally(() => local.abort());
   };
   const onAbort = () => {
     cancelled = true;
@@ -236,16 +245,21 @@ export async function runRemote(runner: SshRunner, setup: SshSetup, options: Rem
   }
 }
 
-/** SIGTERM to the group in `pidFile`, SIGKILL after the grace while it lives; the pid file goes. */
-async function stopRemoteGroup(runner: SshRunner, setup: SshSetup, pidFile: string, graceMs: number, localEnv: Record<string, string>, over: () => boolean): Promise<void> {
+/**
+ * Leaves the stop mark `stopFile` (a bootstrap that has not written its pid yet ends on it), then
+ * SIGTERM to the group in `pidFile`, SIGKILL after the grace while it lives; both files go once the
+ * group is stopped. Without a pid file the mark stays for the bootstrap to find and remove.
+ */
+async function stopRemoteGroup(runner: SshRunner, setup: SshSetup, pidFile: string, stopFile: string, graceMs: number, localEnv: Record<string, string>, over: () => boolean): Promise<void> {
   const graceSec = Math.max(1, Math.ceil(graceMs / 1000));
   const script = [
-    `f=${shellWord(pidFile)}`,
+    `f=${shellWord(pidFile)}; s=${shellWord(stopFile)}`,
+    'mkdir -p "${s%/*}" && : > "$s"',
     'pg=$(cat "$f" 2>/dev/null) || exit 0',
     'case $pg in ""|*[!0-9]*) exit 0;; esac',
-    'kill -TERM "-$pg" 2>/dev/null || { rm -f "$f"; exit 0; }',
+    'kill -TERM "-$pg" 2>/dev/null || { rm -f "$f" "$s"; exit 0; }',
     `i=0; while kill -0 "-$pg" 2>/dev/null && [ $i -lt ${graceSec * 10} ]; do sleep 0.1; i=$((i+1)); done`,
-    'kill -KILL "-$pg" 2>/dev/null; rm -f "$f"',
+    'kill -KILL "-$pg" 2>/dev/null; rm -f "$f" "$s"',
   ].join('\n');
   if (over()) return;
   await runProcess({ command: setup.sshCommand ?? 'ssh', args: sshArguments(runner, setup, `sh -c ${shellWord(script)}`), cwd: '/', env: localEnv, timeoutMs: graceMs + 20_000, killGraceMs: 1000 });
@@ -276,6 +290,13 @@ export async function stopLeftoverProcesses(runner: SshRunner, setup: SshSetup, 
     '    kill -KILL "-$pg" 2>/dev/null',
     '  fi',
     '  rm -f "$f"',
+    'done',
+    // Stop marks no bootstrap came to read (its ssh never reached the host) go with their run.
+    'for s in *.stop; do',
+    '  [ -f "$s" ] || continue',
+    '  run=${s%%.*}; run=${run%%-*}',
+    '  case " $live " in *" $run "*) continue;; esac',
+    '  rm -f "$s"',
     'done',
   ].join('\n');
   await ensureMaster(runner, setup, options.localEnv);

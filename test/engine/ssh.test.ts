@@ -163,6 +163,34 @@ ssh('cancel and timeout leave no remote process', async ({ runner, setup, workDi
   }
 });
 
+ssh('a cancel that comes before the remote bootstrap wrote its pid file still leaves no remote process', async ({ dir, runner, setup, workDir }) => {
+  // A setsid first on the remote PATH holds the bootstrap exactly there: started, no pid file yet.
+  const hold = join(dir, 'hold');
+  mkdirSync(hold, { recursive: true });
+  const realSetsid = execFileSync('sh', ['-c', 'command -v setsid'], { encoding: 'utf8' }).trim();
+  writeFileSync(join(hold, 'setsid'), `#!/bin/sh\n: > "$HOLD/reached"\nwhile [ ! -e "$HOLD/go" ]; do sleep 0.05; done\n${realSetsid} "$@"\necho $? > "$HOLD/done"\n`, { mode: 0o755 });
+  const started = join(dir, 'command-started');
+  const marker = `factory-ssh-early-${process.pid}-${Date.now()}`;
+  const controller = new AbortController();
+  const run = runRemote(runner, setup, {
+    key: 'run_early', cwd: workDir, command: 'sh', args: ['-c', `: > ${started}; sleep 300; : ${marker}`], env: { PATH: `${hold}:${PATH}`, HOLD: hold },
+    signal: controller.signal, killGraceMs: 1000,
+  });
+  try {
+    await waitFor(() => existsSync(join(hold, 'reached')), 10_000, 'the bootstrap to reach setsid');
+    assert.not.ok(existsSync(join(workDir, '.factory-pids', 'run_early.pgid')), 'no pid file yet');
+    controller.abort();
+    assert.is((await run).cancelled, true);
+    writeFileSync(join(hold, 'go'), ''); // the bootstrap goes on after the cancel ended
+    await waitFor(() => existsSync(join(hold, 'done')) || existsSync(started), 10_000, 'the held bootstrap to end');
+    assert.not.ok(existsSync(started), 'the step\'s command never started');
+    assert.is(readFileSync(join(hold, 'done'), 'utf8').trim(), '143');
+    assert.equal(readdirSync(join(workDir, '.factory-pids')).filter((name) => name.startsWith('run_early')), [], 'no pid file or stop mark left');
+  } finally {
+    for (const pid of markedTree(marker)) process.kill(pid, 'SIGKILL');
+  }
+});
+
 ssh('after Factory is killed, a restart stops the remote processes no live run owns', async ({ runner, setup, workDir }) => {
   const marker = `factory-ssh-orphan-${process.pid}-${Date.now()}`;
   const orphaned = runRemote(runner, setup, { key: 'run_orphan.build', cwd: workDir, command: 'sh', args: sleepers(marker), env: { PATH } });
