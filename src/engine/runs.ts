@@ -173,7 +173,7 @@ export class RunService {
    */
   static async open(options: RunServiceOptions): Promise<{ service: RunService; problems: string[] }> {
     const service = new RunService(options);
-    const { runs, problems } = await options.store.loadAll();
+    const { runs, problems } = await options.store.loadAll((run) => (isFinished(run.status) ? slimRun(run) : run));
     service.interrupted = await recoverRuns(runs, service.now(), (run) => options.store.save(run));
     for (const run of runs) {
       service.runs.set(run.id, isFinished(run.status) ? slimRun(run) : run);

@@ -120,8 +120,11 @@ export class RunStore {
    * the file each). Entries of runs/ that are not run folders are ignored. Temp files that a crash
    * left in run folders are removed by a sweep that starts when the runs are read and goes on in
    * the background (it never touches a live write's temp file); `flush` waits for it.
+   * Each run read from its run.json goes through `keep` as soon as it is read, and only what
+   * `keep` returns is held (the engine keeps finished runs slim: 10,000 whole runs at once would
+   * grow the heap for good); runs recovered from the journal are returned whole.
    */
-  async loadAll(): Promise<{ runs: Run[]; problems: string[] }> {
+  async loadAll(keep: (run: Run) => Run = (run) => run): Promise<{ runs: Run[]; problems: string[] }> {
     let entries;
     try {
       entries = await readdir(this.#runsDir, { withFileTypes: true });
@@ -137,9 +140,20 @@ export class RunStore {
       .sort((left, right) => (left < right ? -1 : left > right ? 1 : 0));
     // A deletion recorded in the journal whose folder a crash left behind is finished now.
     await Promise.all([...journals.deleted].map((id) => rm(join(this.#runsDir, id), { recursive: true, force: true }).catch(() => undefined)));
+    const loaded = await this.#loadFolders(ids, keep);
+    this.#sweepTempFiles(ids);
+    // Runs whose creation reached the journal but whose run.json did not are written in the background.
+    const recovered = this.#journal.recover(journals, loaded, runProblem);
+    this.#writeNewRuns();
+    return recovered;
+  }
+
+  /** The runs of these folders, each as `keep` makes it, or the problem that kept it out. */
+  async #loadFolders(ids: readonly string[], keep: (run: Run) => Run): Promise<LoadedRuns> {
     const outcomes: (Run | string)[] = new Array(ids.length);
     await forEachBounded(ids, loadConcurrency, async (id, index) => {
-      outcomes[index] = await this.#load(id);
+      const outcome = await this.#load(id);
+      outcomes[index] = typeof outcome === 'string' ? outcome : keep(outcome);
     });
     const loaded: LoadedRuns = { runs: new Map(), problems: new Map() };
     ids.forEach((id, index) => {
@@ -147,14 +161,18 @@ export class RunStore {
       if (typeof outcome === 'string') loaded.problems.set(id, outcome);
       else loaded.runs.set(id, outcome);
     });
-    // Listing every folder would double the start-up time; nothing waits for the sweep.
+    return loaded;
+  }
+
+  /**
+   * Starts the background sweep of temp files in these run folders. Listing every folder would
+   * double the start-up time, and nothing waits for it. (A method of its own, so that its closure
+   * holds the ids only, never the runs read beside them.)
+   */
+  #sweepTempFiles(ids: readonly string[]): void {
     this.#sweep = this.#sweep.then(() =>
       forEachBounded(ids, sweepConcurrency, (id) => removeStaleTempFiles(join(this.#runsDir, id)).then(() => undefined, () => undefined)),
     );
-    // Runs whose creation reached the journal but whose run.json did not are written in the background.
-    const recovered = this.#journal.recover(journals, loaded, runProblem);
-    this.#writeNewRuns();
-    return recovered;
   }
 
   /**

@@ -162,6 +162,31 @@ runStore('loadAll returns every run oldest first, whatever order they were saved
   assert.equal(problems, []);
 });
 
+runStore('loadAll hands back each run on disk as `keep` makes it, and a run recovered from the journal whole', async () => {
+  const store = makeStore();
+  const finished = makeRun(newRunId(1_700_000_000_000), { status: 'succeeded', pipeline: { id: 'pl_0123456789abcdef', projectId: 'prj_0123456789abcdef', name: 'Build', variables: {}, steps: [], createdAt: 1, updatedAt: 1 } });
+  const running = makeRun(newRunId(1_700_000_060_000));
+  await Promise.all([store.save(finished), store.save(running)]);
+  const journaled = makeRun(newRunId(1_700_000_120_000), { status: 'queued' });
+  await store.create(journaled);
+  await store.close(); // its run.json is left for the next start
+  await fs.rm(runFolder(journaled.id), { recursive: true, force: true });
+  const kept: string[] = [];
+  const reopened = makeStore();
+  const { runs } = await reopened.loadAll((run) => {
+    kept.push(run.id);
+    if (run.status !== 'succeeded') return run;
+    const { pipeline: _pipeline, ...slim } = run;
+    return slim;
+  });
+  assert.equal(kept.sort(), [finished.id, running.id]);
+  assert.equal(runs.map((run) => run.id), [finished.id, running.id, journaled.id]);
+  assert.is(runs[0]!.pipeline, undefined, 'what keep returned is what loadAll returns');
+  assert.equal(runs[1], running);
+  assert.equal(runs[2], journaled);
+  await reopened.flush(); // it writes the journaled run's run.json again
+});
+
 runStore('loadAll of an empty data folder finds no runs', async () => {
   assert.equal(await makeStore().loadAll(), { runs: [], problems: [] });
 });
