@@ -26,6 +26,8 @@ export interface Project {
   worktrees: boolean;
   /** Run in the workspace before the first step; its output goes to the setup log. */
   setupCommand?: string;
+  /** Where its runs execute (a Runner's id); default `local`. */
+  runnerId?: string;
 }
 
 export type StepKind = 'shell' | 'agent' | 'approval' | 'pullRequest';
@@ -150,6 +152,8 @@ export interface Pipeline {
   maxParallelRuns?: number;
   /** Caps for the whole run: every agent step together. */
   budget?: Budget;
+  /** Where its runs execute (a Runner's id); overrides the project's. */
+  runnerId?: string;
   steps: Step[];
   createdAt: number;
   updatedAt: number;
@@ -291,6 +295,8 @@ export interface Run {
   followUp?: RunFollowUp;
   /** Every step's usage added up (only figures some step reported), kept current while steps run. */
   usage?: StepUsage;
+  /** The runner it ran on (a Runner's id). */
+  runnerId?: string;
 }
 
 /** A branch a run's worktree was on (`factory/<run-id>`), kept because it holds work. */
@@ -445,6 +451,8 @@ export interface TriggerConfig {
   commandPrefix?: string;
   /** 'linear': runs start from Linear agent sessions (delegated or mentioned issues) instead of the issue filter. */
   agent?: boolean;
+  /** Where its runs execute (a Runner's id); overrides the pipeline's and the project's. */
+  runnerId?: string;
 }
 
 export type TriggerInput = Omit<TriggerConfig, 'id'> & { id?: string };
@@ -525,6 +533,11 @@ export interface HarnessDefinition {
    * budgets where the CLI reports no cost; before Factory's own table (core/budget.ts).
    */
   prices?: Record<string, ModelPrice>;
+  /**
+   * The folders and files the CLI keeps its configuration and session state in (`~/.claude`), made
+   * writable inside a sandbox runner; `~/` is the home folder. Nothing else of the home folder is.
+   */
+  sandboxPaths?: string[];
 }
 
 /** What a model costs, in US dollars per million tokens. */
@@ -558,6 +571,45 @@ export interface GeneratePipelineRequest {
   harnessId: string;
   model?: string;
 }
+
+// ───────────────────────────── Runners ─────────────────────────────
+
+/**
+ * Where a run's steps execute: this computer (`local`, built in), this computer inside a bubblewrap
+ * sandbox (`sandbox`), or another machine through the system ssh client (`ssh`).
+ */
+export interface Runner {
+  /** 'local' is built in and cannot be changed or deleted; the others are `rnr_` ids. */
+  id: string;
+  name: string;
+  kind: 'local' | 'sandbox' | 'ssh';
+  /** sandbox: default true (agents must reach their model); false: no network at all. */
+  network?: boolean;
+  /** ssh: the machine's name or address. */
+  host?: string;
+  /** ssh: default 22 (or the user's ssh config). */
+  port?: number;
+  /** ssh: default the user's ssh config. */
+  user?: string;
+  /** ssh: a private key file; default the user's ssh config and agent. */
+  identityFile?: string;
+  /** ssh: how the host's key is checked; default 'strict' (it must be known already). */
+  knownHosts?: 'strict' | 'accept-new';
+  /** ssh: the remote folder for workspaces (absolute); default ~/.factory/work. */
+  workDir?: string;
+  /** Runs on this runner at once, beside the global cap. */
+  maxParallelRuns?: number;
+}
+
+/** What `testRunner` answers: whether the runner can run steps, and what it found there. */
+export type RunnerTest = TestResult & {
+  details?: {
+    /** `git version 2.39.5` */
+    git?: string;
+    /** Each enabled harness's version there, or why it cannot run, by harness id. */
+    harnesses?: Record<string, string>;
+  };
+};
 
 // ───────────────────────────── Channels and inbox ─────────────────────────────
 
@@ -652,6 +704,8 @@ export interface Snapshot {
   triggerStates: Record<string, TriggerState>;
   harnesses: HarnessDefinition[];
   harnessStatus: Record<string, HarnessStatus>;
+  /** The built-in `local` runner first, then the user's. */
+  runners: Runner[];
   channels: ChannelView[];
   /** The latest `snapshotRunCount` (300) runs, without outputs or prompts. */
   runs: Run[];
@@ -754,6 +808,12 @@ export interface FactoryMethods {
   refreshModels(id: string): Promise<HarnessDefinition>;
   generateText(request: GenerateTextRequest): Promise<string>;
   cancelGenerate(requestId: string): Promise<void>;
+  // Runners
+  saveRunner(runner: Runner): Promise<Runner>;
+  /** Fails while a project, pipeline or trigger uses it, and for `local`. */
+  deleteRunner(id: string): Promise<void>;
+  /** Reaches the runner and finds git and the enabled harnesses' CLIs there; never saves anything. */
+  testRunner(runner: Runner): Promise<RunnerTest>;
   // Channels and inbox
   saveChannel(channel: ChannelInput): Promise<ChannelView>;
   deleteChannel(id: string): Promise<void>;
@@ -845,6 +905,9 @@ export const methods = {
   refreshModels: any(1),
   generateText: any(1),
   cancelGenerate: any(1),
+  saveRunner: any(1),
+  deleteRunner: any(1),
+  testRunner: any(1),
   saveChannel: any(1),
   deleteChannel: any(1),
   testChannel: any(1),

@@ -886,12 +886,7 @@ export class RunService {
     if (this.stopping || this.runs.get(run.id) !== run || !isRateLimitWait(stepRun)) return;
     this.rateLimitTimers.disarm(run.id);
     releaseRateLimitWait(stepRun);
-    run.status = 'queued';
-    this.resuming.add(run.id);
-    this.enqueue(run.id);
-    this.changed(run);
-    await this.options.store.save(run);
-    this.pump();
+    await this.goOn(run);
   }
 
   /** approveStep on a step waiting out the usage limit: true goes on now; false fails the step in words. */
@@ -902,11 +897,7 @@ export class RunService {
     const error = `Stopped waiting for the model's usage limit to reset${comment ? `: ${comment}` : ''}`;
     Object.assign(stepRun, { status: 'failed', finishedAt: this.now(), error });
     if (!step.continueOnError) return this.finish(run, 'failed', `Step \`${step.id}\` failed: ${error}`);
-    run.status = 'queued';
-    this.enqueue(run.id);
-    this.changed(run);
-    await this.options.store.save(run);
-    this.pump();
+    await this.goOn(run);
   }
 
   /** A run whose execution was aborted: cancelled by the user, or interrupted by a stop. */
