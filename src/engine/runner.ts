@@ -11,7 +11,6 @@
 // - SshRunner: another machine through the system ssh (ssh.ts): a remote worktree, remote
 //   processes, and the branch fetched home before the remote worktree goes.
 
-import { realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Project, Runner } from '../core/api';
 import { errorMessage } from '../core/errors';
@@ -20,7 +19,7 @@ import { sandboxCommand } from './sandbox';
 import {
   bringWorkHome, definedEntries, ensureControlFolder, prepareRemoteWorkspace, removeRemoteWorkspace, runRemote, stopLeftoverProcesses, type SshSetup,
 } from './ssh';
-import { prepareWorkspace, worktreeBranch, type CommandRunner, type SetupLogStream } from './workspace';
+import { prepareWorkspace, realpathOrSelf, worktreeBranch, type CommandRunner, type SetupLogStream } from './workspace';
 
 /** What a step's process needs beyond the options of runProcess, for runners that wrap it. */
 export interface ExecNeeds {
@@ -90,7 +89,7 @@ export class LocalRunner implements ExecutionRunner {
 /** The folders an agent CLI's install needs read-only in a sandbox: where it is, and where its link points, when outside /usr. */
 export async function installFolders(command: string): Promise<string[]> {
   if (!command.startsWith('/')) return [];
-  const real = await realpath(command).catch(() => command);
+  const real = await realpathOrSelf(command);
   // An npm-installed CLI's link points into its package (…/node_modules/<name>/bin/cli.js): the package is needed whole.
   const folders = [dirname(command), dirname(real), dirname(dirname(real))];
   return [...new Set(folders)].filter((folder) => folder !== '/' && !/^\/usr(\/|$)/.test(folder) && !/^\/(s?bin|lib(32|64|x32)?)(\/|$)/.test(folder));
