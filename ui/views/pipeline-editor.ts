@@ -12,6 +12,7 @@ import { harnessChoices, takeRunPanelRequest } from './pipelines';
 import { agentOf, missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
 import { budgetFields } from './budget-fields';
 import { checkbox, clearFieldErrors, field, keyValueEditor, problemsOf, selectInput, showFieldError, textArea, textInput, uniqueId, withBusy } from './form';
+import { plainRunnerName, runnerChoices } from './runner-words';
 
 const kindLabels: Record<StepKind, string> = { shell: 'Shell', agent: 'Agent', approval: 'Approval', pullRequest: 'Pull request' };
 const targetLabels: Record<GenerateTarget, string> = { prompt: 'prompt', systemPrompt: 'system prompt', command: 'command' };
@@ -311,6 +312,11 @@ class PipelineEditorView implements GenerateHost {
     const harness = selectInput([['', 'Settings default'], ...harnessChoices(snapshot)], pipeline.harnessId);
     const model = textInput(pipeline.model, { placeholder: 'Harness default', spellcheck: 'false' });
     const parallel = numberInput(pipeline.maxParallelRuns, { min: '1', placeholder: 'Global limit' });
+    // The runner: the project's unless one is chosen (runner-words.ts names the default).
+    const runners = snapshot?.runners ?? [];
+    const projectRunner = () => `Project’s runner (${plainRunnerName(runners, snapshot?.projects.find((candidate) => candidate.id === project.value)?.runnerId)})`;
+    const runner = selectInput(runnerChoices(runners, projectRunner()), pipeline.runnerId, { 'data-test': 'pipeline-runner' });
+    project.addEventListener('change', () => (runner.options[0]!.textContent = projectRunner()));
     const budget = budgetFields(pipeline.budget, 'run');
     const variables = keyValueEditor('Variables', pipeline.variables, { keyLabel: 'Variable name', addLabel: 'Add variable', field: 'variables', onChange: () => this.onStepsChanged() });
     this.readVariables = variables.read;
@@ -320,6 +326,7 @@ class PipelineEditorView implements GenerateHost {
       optional(general, 'description', description.value);
       optional(general, 'harnessId', harness.value);
       optional(general, 'model', model.value);
+      optional(general, 'runnerId', runner.value);
       const parallelValue = readNumber(parallel);
       if (parallelValue !== undefined) general.maxParallelRuns = parallelValue;
       const caps = budget.read();
@@ -343,7 +350,8 @@ class PipelineEditorView implements GenerateHost {
           field('Project', project, { field: 'projectId' }),
           field('Default harness', harness, { field: 'harnessId', hint: 'For agent steps that name none.' }),
           field('Default model', model, { field: 'model' }),
-          field('Max parallel runs', parallel, { field: 'maxParallelRuns', hint: 'Empty: only the global limit.' })),
+          field('Max parallel runs', parallel, { field: 'maxParallelRuns', hint: 'Empty: only the global limit.' }),
+          field('Runner', runner, { field: 'runnerId', hint: 'Where its runs execute; a trigger may choose another.' })),
         budget.element,
         field('Description', description, { field: 'description', wide: true }),
         variables.element),

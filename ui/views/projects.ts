@@ -3,12 +3,13 @@
 // worktree is gone), and one form that adds a project or edits the chosen one. The view owns the
 // DOM; the controller joins it to the API.
 
-import type { Project, ProjectInput, RunBranch } from '../../src/core/api';
+import type { Project, ProjectInput, RunBranch, Runner } from '../../src/core/api';
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { confirmAction } from './dialog';
 import { mayDiscard, watchForm } from './drafts';
 import { checkbox, clearFieldErrors, field, placeProblems, showFieldError, textInput, withBusy } from './form';
+import { plainRunnerName, runnerChoices } from './runner-words';
 
 const commits = (count: number) => `${count} commit${count === 1 ? '' : 's'}`;
 
@@ -39,6 +40,7 @@ class ProjectsView {
   readonly choose = h('button', { type: 'button', 'data-action': 'choose' }, 'Choose…');
   readonly worktrees = checkbox('Run each run in its own git worktree', false, { name: 'worktrees', 'data-key': 'worktrees' });
   readonly setup = textInput('', { name: 'setupCommand', placeholder: 'npm ci', spellcheck: 'false' });
+  readonly runner = h('select', { name: 'runnerId', 'data-test': 'project-runner' });
   readonly save = h('button', { type: 'submit', class: 'primary' }, 'Add project');
   readonly cancel = h('button', { type: 'button', hidden: true }, 'Cancel editing');
 
@@ -50,12 +52,20 @@ class ProjectsView {
         field('Name', this.name, { field: 'name' }),
         field('Folder', this.path, { field: 'path', hint: 'An absolute path, usually a git repository.', extra: desktop ? this.choose : undefined }),
         field('Setup command', this.setup, { field: 'setupCommand', hint: 'Optional: runs in the workspace before the first step.' }),
+        field('Runner', this.runner, { field: 'runnerId', hint: 'Where its runs execute; a pipeline or trigger may choose another. Settings → Runners adds one.' }),
         this.worktrees.element),
       h('div', { class: 'toolbar form-actions' }, this.save, this.cancel));
     this.element = h('section', { class: 'page projects-page' }, h('h1', {}, 'Projects'), this.empty, this.list, this.form);
   }
 
-  renderList(projects: Project[], pipelineCounts: Map<string, number>, branches: Map<string, RunBranch[] | string>, desktop: boolean): void {
+  /** The runner menu: the default (this computer), then each runner; keeps what is chosen. */
+  fillRunners(runners: readonly Runner[], chosen = this.runner.value): void {
+    replace(this.runner, runnerChoices(runners, `Default: ${plainRunnerName(runners, undefined)}`).map(([value, label]) => h('option', { value }, label)));
+    this.runner.value = chosen;
+    if (this.runner.value !== chosen) this.runner.value = '';
+  }
+
+  renderList(projects: Project[], pipelineCounts: Map<string, number>, branches: Map<string, RunBranch[] | string>, desktop: boolean, runners: readonly Runner[]): void {
     this.empty.hidden = projects.length > 0;
     this.list.hidden = projects.length === 0;
     replace(this.list, projects.map((project) => {
@@ -66,7 +76,8 @@ class ProjectsView {
           h('code', { class: 'path' }, project.path),
           h('span', { class: 'meta' },
             `${count} pipeline${count === 1 ? '' : 's'} · ${project.worktrees ? 'git worktree per run' : 'runs in the folder'}`,
-            project.setupCommand ? ' · setup: ' : '', project.setupCommand ? h('code', {}, project.setupCommand) : null),
+            project.setupCommand ? ' · setup: ' : '', project.setupCommand ? h('code', {}, project.setupCommand) : null,
+            project.runnerId ? ` · runs on ${plainRunnerName(runners, project.runnerId)}` : ''),
           h('p', { class: 'field-error row-error', role: 'alert', hidden: true }),
           branchList(branches.get(project.id))),
         h('div', { class: 'row-actions' },
@@ -76,7 +87,7 @@ class ProjectsView {
     }));
   }
 
-  fill(project: Project | undefined): void {
+  fill(project: Project | undefined, runners: readonly Runner[]): void {
     clearFieldErrors(this.form);
     this.summary.hidden = true;
     this.formTitle.textContent = project ? `Edit ${project.name}` : 'Add a project';
@@ -86,11 +97,13 @@ class ProjectsView {
     this.path.value = project?.path ?? '';
     this.worktrees.input.checked = project?.worktrees ?? false;
     this.setup.value = project?.setupCommand ?? '';
+    this.fillRunners(runners, project?.runnerId ?? '');
   }
 
   read(id: string): ProjectInput {
     const input: ProjectInput = { id, name: this.name.value, path: this.path.value, worktrees: this.worktrees.input.checked };
     if (this.setup.value.trim()) input.setupCommand = this.setup.value;
+    if (this.runner.value) input.runnerId = this.runner.value;
     return input;
   }
 
@@ -116,13 +129,15 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
   let editingId = '';
 
   const projects = () => context.state.snapshot?.projects ?? [];
+  const runners = () => context.state.snapshot?.runners ?? [];
   // Run branches per project, read again when the projects or the runs' worktrees change.
   const branches = new Map<string, RunBranch[] | string>();
   let branchesFor = '';
   const render = () => {
     const counts = new Map<string, number>();
     for (const pipeline of context.state.snapshot?.pipelines ?? []) counts.set(pipeline.projectId, (counts.get(pipeline.projectId) ?? 0) + 1);
-    view.renderList(projects(), counts, branches, context.desktop);
+    view.renderList(projects(), counts, branches, context.desktop, runners());
+    view.fillRunners(runners());
     const runs = context.state.snapshot?.runs ?? [];
     const key = JSON.stringify([projects().map((project) => project.id), runs.map((run) => [run.id, run.branch, Boolean(run.workspace)])]);
     if (key !== branchesFor) {
@@ -142,7 +157,7 @@ export const projectsScreen: ScreenFactory = (context: AppContext) => {
   const draft = watchForm(view.form);
   const edit = (project: Project | undefined) => {
     editingId = project?.id ?? '';
-    view.fill(project);
+    view.fill(project, runners());
     draft.saved();
     if (project) view.name.focus();
   };

@@ -1,6 +1,6 @@
 // The Settings screen: the webhook server, remote access (with a sign-in link and QR code for
 // another device), how many runs go at once, the default harness, the theme; the tracker accounts
-// (accounts.ts); the data folder and the version.
+// (accounts.ts); the runners (runners.ts); the data folder and the version.
 //
 // View: one form built once from the snapshot (so typing is never overwritten) and live status
 // lines that `update()` re-renders: is the webhook server listening, is remote access running.
@@ -9,6 +9,7 @@ import type { RemotePairing, Settings, SettingsInput } from '../../src/core/api'
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
 import { accountsPanel } from './accounts';
+import { runnersPanel } from './runners';
 import { confirmAction, type ConfirmOptions } from './dialog';
 import { formValues, watchForm } from './drafts';
 import { FormFields, copyText, option, switchControl, withBusy } from './settings-form';
@@ -148,6 +149,7 @@ export const settingsScreen: ScreenFactory = (context) => {
   const pairing = pairingSection(context, pairingArea);
   renderStatus();
   const accounts = accountsPanel(context);
+  const runners = runnersPanel(context);
 
   // What is typed stays a draft until saved (drafts.ts); the bar with Save sticks to the bottom and says so.
   const draft = watchForm(form);
@@ -177,11 +179,12 @@ export const settingsScreen: ScreenFactory = (context) => {
   if (section) requestAnimationFrame(() => document.getElementById(`settings-${section}`)?.closest('section')?.scrollIntoView({ block: 'start' }));
 
   return {
-    element: h('section', { class: 'page settings-page' }, h('h1', {}, 'Settings'), form, accounts.element, about),
+    element: h('section', { class: 'page settings-page' }, h('h1', {}, 'Settings'), form, accounts.element, runners.element, about),
     update() {
       fillHarnesses();
       renderStatus();
       accounts.update();
+      runners.update();
     },
   };
 };

@@ -20,6 +20,7 @@ import { eventTable } from './trigger-events';
 import { FormFields, copyText, option, randomSecret, resultLine, switchControl, variablesEditor, withBusy } from './settings-form';
 import { issuePreviewItem } from './issue-preview';
 import { listSearch } from './search-box';
+import { plainRunnerName, runnerChoices, runnerOfTrigger, triggerRunnerLine, type RunnerSources } from './runner-words';
 
 const kindNames: Record<string, string> = { webhook: 'Webhook', linear: 'Linear', jira: 'Jira', github: 'GitHub', 'github-review': 'GitHub reviews' };
 
@@ -213,6 +214,9 @@ class TriggerEditor {
   private readonly fields = new FormFields();
   private readonly name = h('input', { type: 'text', required: true, autocomplete: 'off' });
   private readonly pipeline = h('select', { required: true });
+  private readonly runner = h('select', { 'data-test': 'trigger-runner' });
+  /** Which runner its runs use and why (runner-words.ts), kept current as the form changes. */
+  private readonly runnerLine = h('span', { 'data-test': 'trigger-runner-line' });
   private readonly enabled = switchControl('Enabled: accept events and start runs', true);
   private readonly secret = h('input', { type: 'password', autocomplete: 'off', spellcheck: 'false', class: 'mono' });
   private readonly secretHint = h('small', { class: 'meta' });
@@ -273,6 +277,8 @@ class TriggerEditor {
       this.secret.focus();
     });
     this.secret.addEventListener('input', () => this.secretChanged());
+    this.runner.addEventListener('change', () => this.showRunnerLine());
+    this.pipeline.addEventListener('change', () => this.showRunnerLine());
     this.secretChanged();
 
     const save = h('button', { type: 'submit', class: 'primary' }, isNew ? 'Create trigger' : 'Save');
@@ -305,6 +311,8 @@ class TriggerEditor {
       isNew ? this.fields.field('kind', 'Kind', kind) : null,
       this.fields.field('name', 'Name', this.name),
       this.fields.field('pipelineId', 'Runs pipeline', this.pipeline),
+      this.fields.field('runnerId', 'Runner', this.runner),
+      h('p', { class: 'meta runner-line', role: 'status' }, this.runnerLine, ' ', h('a', { href: '#/settings?section=runners' }, 'Settings → Runners')),
       this.enabled.element,
       this.provider ? this.providerFields(this.provider) : null,
       this.kind === 'linear' ? this.agentGroup() : null,
@@ -415,6 +423,32 @@ class TriggerEditor {
     replace(this.pipeline,
       option('', pipelines.length ? 'Choose a pipeline…' : 'No pipelines yet: create one first', current),
       pipelines.map((pipeline) => option(pipeline.id, pipeline.name, current)));
+    this.fillRunners();
+  }
+
+  /** The runner menu (the default first, named by what it resolves to), keeping what is chosen. */
+  private fillRunners(): void {
+    const runners = this.context.state.snapshot?.runners ?? [];
+    const current = this.runner.options.length ? this.runner.value : this.trigger?.runnerId ?? '';
+    replace(this.runner, runnerChoices(runners, '').map(([value, label]) => option(value, label, current)));
+    this.showRunnerLine();
+  }
+
+  /** What the form says now, for the runner rule: its kind, secret, runner, and its pipeline's and project's runners. */
+  private runnerSources(): RunnerSources {
+    const snapshot = this.context.state.snapshot;
+    const pipeline = snapshot?.pipelines.find((candidate) => candidate.id === this.pipeline.value);
+    return {
+      trigger: { kind: this.kind, webhookSecret: this.secret.value, runnerId: this.runner.value || undefined },
+      pipeline, project: snapshot?.projects.find((candidate) => candidate.id === pipeline?.projectId), runners: snapshot?.runners ?? [],
+    };
+  }
+
+  private showRunnerLine(): void {
+    const sources = this.runnerSources();
+    const fallback = runnerOfTrigger({ ...sources, trigger: { ...sources.trigger, runnerId: undefined } });
+    if (this.runner.options[0]) this.runner.options[0].textContent = `Default: ${plainRunnerName(sources.runners, fallback.runnerId)}`;
+    this.runnerLine.textContent = `${triggerRunnerLine(sources)}.`;
   }
 
   private secretChanged(): void {
@@ -426,6 +460,7 @@ class TriggerEditor {
         ? `No secret: events are not verified, so each one costs a request to ${kindNames[this.kind]} for the issue it names. ${this.provider.tokenInUrl ? 'Regenerate one' : `Set the secret ${kindNames[this.kind]} signs its deliveries with`}; polling needs none.`
         : 'No secret: anyone who can reach the URL can start runs.';
     this.secretHint.classList.toggle('warning', !this.secret.value);
+    this.showRunnerLine();
   }
 
   private input(): TriggerInput {
@@ -438,6 +473,7 @@ class TriggerEditor {
       variables: this.variables.read(),
     };
     if (this.trigger) input.id = this.trigger.id;
+    if (this.runner.value) input.runnerId = this.runner.value;
     if (!this.provider) return input;
     if (!input.webhookSecret) delete input.webhookSecret;
     input.connectionId = this.connection.value;
