@@ -248,6 +248,7 @@ const carried: CarriedCase[] = [
   { command: '. /dev/stdin <<< "{{issue.title}}"', shells: ['bash'], title: 'touch PWNED', severity: 'warning', says: ['`{{issue.title}}`', '`. /dev/stdin`'] },
   { command: 'alias t="{{issue.title}}"\nt', shells: ['dash', 'posix'], title: 'touch PWNED', severity: 'warning', says: ['`{{issue.title}}`', '`alias`'] },
   { command: 'read x <<< "{{issue.title}}"; echo $((x))', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`x`, which holds', '`$((x))`'] },
+  { command: 'read -r x <<EOF\n{{issue.title}}\nEOF\necho $(( x ))', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`x`, which holds', '`$(( x ))`'] },
   { command: 'printf -v x %s "{{issue.title}}"; y=$x; echo $(( y + 1 ))', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`y`, which holds `{{issue.title}}` (through `x`)', '`$(( y + 1 ))`'] },
   { command: 'export PRIO="{{issue.title}}"; bash -c \'[[ $PRIO -gt 2 ]]\'', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`PRIO`, which holds', '`[[ $PRIO -gt 2 ]]` in the script of `bash -c`'] },
   { command: 'PRIO="{{issue.title}}" bash -c \'echo $(( PRIO ))\'', shells: ['bash'], title: arithmetic, severity: 'error', says: ['`PRIO`, which holds', 'in the script of `bash -c`'] },
