@@ -188,4 +188,12 @@ layers('ui may import only types from core/api', () => {
   assert.equal(checkFile(file, findImports("import { x } from '../../src/engine/config';")).length, 1);
 });
 
+layers('no runtime dependencies: package.json names development tools only', () => {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
+  for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies', 'bundleDependencies', 'bundledDependencies']) {
+    assert.ok(!manifest[field] || Object.keys(manifest[field] as object).length === 0, `package.json has ${field}`);
+  }
+  assert.equal(Object.keys(manifest.devDependencies as object).sort(), ['@types/node', 'electron', 'esbuild', 'typescript', 'uvu']);
+});
+
 layers.run();
