@@ -7,21 +7,17 @@
 // the top (or "Load earlier") reads the page before the window; scrolling to the bottom of a
 // window away from the tail reads the page after it, and rejoins the tail at the end. Every change
 // keeps the line the reader looks at where it was. Every line goes in through textContent.
-//
-// Search runs on the server over the whole log, for small logs too: one code path, and the window
-// may hold only part of even a small log once live lines pushed its start out. Each match is shown
-// in its context (the lines around it), with the match count and earlier/later buttons. As in a
-// browser: the first match first, Enter the next, Shift-Enter the previous, wrapping at the ends
-// (a search with over 1,000 matches starts at the first of the last 1,000 the server gave, and
-// reads earlier ones as Shift-Enter reaches them).
+// Search in the log is log-search.ts's; matching live lines with a read, log-live-lines.ts's.
 
 import type { LogLine, LogPage } from '../../src/core/api';
 import { errorText } from '../app';
 import { h } from '../dom';
+import { linesAfter } from './log-live-lines';
+import { LogSearch } from './log-search';
 
 /** The most lines the window (and so the DOM) holds. */
 const maxLines = 5000;
-/** Lines read per page when scrolling, and matches per search read. */
+/** Lines read per page when scrolling. */
 const pageLines = 1000;
 /** Lines read around a search match that the window does not hold. */
 const contextLines = 100;
@@ -52,10 +48,11 @@ export class LogView {
   private readonly laterRow = h('div', { class: 'log-marker', hidden: true }, 'Later lines follow. ',
     h('button', { type: 'button', onclick: () => void this.loadLater() }, 'Load later'), ' ', h('button', { type: 'button', onclick: () => this.setFollow(true, true) }, 'Go to the end'));
   private readonly problem = h('p', { class: 'field-error', role: 'alert', hidden: true });
-  private readonly searchInput = h('input', { type: 'search', placeholder: 'Search log', 'aria-label': 'Search log', 'data-test': 'log-search' });
-  private readonly matchCount = h('span', { class: 'meta log-match-count', 'aria-live': 'polite', 'data-test': 'log-match-count' });
-  private readonly earlierMatch = h('button', { type: 'button', title: 'Previous match (Shift+Enter)', 'aria-label': 'Previous match', disabled: true, 'data-test': 'log-match-earlier', onclick: () => this.moveMatch(-1) }, '↑');
-  private readonly laterMatch = h('button', { type: 'button', title: 'Next match (Enter)', 'aria-label': 'Next match', disabled: true, 'data-test': 'log-match-later', onclick: () => this.moveMatch(1) }, '↓');
+  private readonly finder = new LogSearch({
+    read: (page) => this.read(page),
+    refresh: () => this.update(() => undefined),
+    reveal: (n, asked) => this.reveal(n, asked),
+  });
   private lines: LogLine[] = [];
   /** The number of the line after the window. */
   private nextN = 1;
@@ -79,20 +76,11 @@ export class LogView {
   /** Counts resets: an answer for an earlier log is dropped. */
   private generation = 0;
   private emptyText = 'No output yet.';
-  private query = '';
-  /** The numbers of the matches read (ascending), how many earlier ones are not read yet, the one shown. */
-  private matches: number[] = [];
-  private matchesBefore = 0;
-  private hit = -1;
-  private searches = 0;
-  /** The moves between matches asked for, one after the other. */
-  private moves = Promise.resolve();
-  private searchTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly options: LogViewOptions) {
     this.output = h('div', { class: 'log log-output', role: 'log', 'aria-label': 'Log', tabindex: '0', 'data-test': 'log' }, this.earlierRow, this.body, this.laterRow);
     this.element = h('div', { class: 'log-view' }, this.problem, this.output);
-    this.searchControls = h('span', { class: 'log-search' }, this.searchInput, this.earlierMatch, this.laterMatch, this.matchCount);
+    this.searchControls = this.finder.controls;
     this.output.addEventListener('scroll', () => this.onScroll());
     // The number is drawn before the line (CSS, from data-n): a click on it, left of the text, links to the line.
     this.body.addEventListener('click', (event) => {
@@ -103,16 +91,6 @@ export class LogView {
       this.target = Number(row.dataset.n);
       this.options.onLineLink?.(this.target);
     });
-    this.searchInput.addEventListener('input', () => {
-      clearTimeout(this.searchTimer);
-      this.searchTimer = setTimeout(() => void this.search(), 300);
-    });
-    this.searchInput.addEventListener('keydown', (event) => {
-      if (event.key !== 'Enter') return;
-      event.preventDefault();
-      if (this.query !== this.searchInput.value.trim().toLowerCase()) void this.search();
-      else this.moveMatch(event.shiftKey ? -1 : 1);
-    });
     this.render();
   }
 
@@ -120,10 +98,10 @@ export class LogView {
   reset(emptyText: string): void {
     this.generation += 1;
     this.cancelFrame();
-    Object.assign(this, { lines: [], nextN: 1, atTail: false, follow: true, pending: [], tailReading: true, target: undefined, loading: false, emptyText, query: '', matches: [], matchesBefore: 0, hit: -1 });
+    Object.assign(this, { lines: [], nextN: 1, atTail: false, follow: true, pending: [], tailReading: true, target: undefined, loading: false, emptyText });
     this.options.onFollowChange?.(true);
     this.problem.hidden = true;
-    this.renderCount();
+    this.finder.reset();
     this.render();
   }
 
@@ -140,7 +118,7 @@ export class LogView {
     if (this.pending.length > 0) this.flush();
     if (this.follow) this.scrollToEnd();
     this.onScroll(); // a reader who came back to the end follows again
-    if (this.searchInput.value.trim() && !this.query) void this.search();
+    this.finder.resume();
   }
 
   /** Queues live lines; they reach the DOM at the next animation frame if the reader follows the tail. */
@@ -162,7 +140,7 @@ export class LogView {
   /** Marks line `n` (a link to it) and shows it in the middle of the view; following stops. */
   goToLine(n: number): Promise<void> {
     this.target = n;
-    return this.reveal(n, this.searches);
+    return this.reveal(n, this.finder.searches);
   }
 
   /** Marks line `n` as the failure's cause (undefined: none), wherever the window shows it. */
@@ -201,7 +179,7 @@ export class LogView {
 
   dispose(): void {
     this.cancelFrame();
-    clearTimeout(this.searchTimer);
+    this.finder.dispose();
     clearTimeout(this.tailTimer);
     this.generation += 1;
   }
@@ -354,56 +332,12 @@ export class LogView {
     if ((lines.at(-1)?.n ?? 0) < before - 1) this.readTail();
   }
 
-  /** Reads the last matches of the query on the server, then shows the first of them. */
-  private async search(): Promise<void> {
-    clearTimeout(this.searchTimer);
-    const query = this.searchInput.value.trim();
-    const asked = ++this.searches;
-    Object.assign(this, { query: query.toLowerCase(), matches: [], matchesBefore: 0, hit: -1 });
-    this.update(() => undefined);
-    this.renderCount();
-    if (!query) return;
-    this.matchCount.textContent = 'Searching…';
-    const found = await this.read({ search: query, limit: pageLines });
-    if (!found || asked !== this.searches) return;
-    this.matches = found.flatMap((line) => (line.n === undefined ? [] : [line.n]));
-    this.matchesBefore = found[0]?.skipped ?? 0;
-    await this.goToMatch(0);
-  }
-
-  /** The next (1) or previous (-1) match; past either end to the other, once every match is read. */
-  private moveMatch(delta: 1 | -1): void {
-    this.moves = this.moves.then(() => {
-      const count = this.matches.length;
-      const wraps = this.matchesBefore === 0 && count > 1;
-      return this.goToMatch(wraps ? (this.hit + delta + count) % count : this.hit + delta);
-    });
-  }
-
-  /** Shows match `index` (of those read; -1 reads the earlier ones first) with the lines around it. */
-  private async goToMatch(index: number): Promise<void> {
-    const asked = this.searches;
-    if (index < 0 && this.matchesBefore > 0) {
-      const found = await this.read({ search: this.query, before: this.matches[0], limit: pageLines });
-      if (!found || asked !== this.searches) return;
-      const earlier = found.flatMap((line) => (line.n === undefined ? [] : [line.n]));
-      this.matches = earlier.concat(this.matches);
-      this.matchesBefore = found[0]?.skipped ?? 0;
-      index += earlier.length;
-    }
-    const n = this.matches[index];
-    if (n === undefined) return this.renderCount();
-    this.hit = index;
-    this.renderCount();
-    await this.reveal(n, asked);
-  }
-
   /** Shows line `n` in the middle of the view, reading the lines around it when the window does not hold them. */
   private async reveal(n: number, asked: number): Promise<void> {
     if (this.follow) this.setFollow(false, true);
     if (!(n >= (this.lines[0]?.n ?? Infinity) && n < this.nextN)) {
       const context = await this.read({ before: n + contextLines / 2, limit: contextLines });
-      if (!context || asked !== this.searches) return;
+      if (!context || asked !== this.finder.searches) return;
       this.place(context);
     }
     this.render();
@@ -411,33 +345,13 @@ export class LogView {
     if (row) this.output.scrollTop = row.offsetTop - (this.output.clientHeight - row.offsetHeight) / 2;
   }
 
-  private renderCount(): void {
-    const total = this.matchesBefore + this.matches.length;
-    this.matchCount.textContent = !this.query ? '' : total === 0 ? 'No matches' : `${(this.matchesBefore + this.hit + 1).toLocaleString()} of ${total.toLocaleString()}`;
-    const wraps = this.matchesBefore === 0 && this.matches.length > 1;
-    this.earlierMatch.disabled = !wraps && this.hit <= 0 && this.matchesBefore === 0;
-    this.laterMatch.disabled = this.hit < 0 || (!wraps && this.hit >= this.matches.length - 1);
-  }
-
   private lineElement(line: LogLine): HTMLElement {
     const element = document.createElement('div');
-    const marked = line.n === undefined ? '' : line.n === this.matches[this.hit] ? ' log-hit' : line.n === this.target ? ' log-target' : '';
+    const marked = line.n === undefined ? '' : line.n === this.finder.hitLine ? ' log-hit' : line.n === this.target ? ' log-target' : '';
     element.className = `log-line${line.stream === 'err' ? ' err' : line.stream === 'info' ? ' info' : ''}${marked}${line.n !== undefined && line.n === this.cause ? ' log-cause' : ''}`;
     if (line.n !== undefined) element.dataset.n = String(line.n);
     if (line.ts) element.dataset.time = new Date(line.ts).toTimeString().slice(0, 8);
-    const lower = this.query ? line.line.toLowerCase() : '';
-    if (!this.query || !lower.includes(this.query)) {
-      element.textContent = line.line || '\u200b';
-      return element;
-    }
-    // Mark each match; the pieces are text nodes, never HTML.
-    let from = 0;
-    for (let at = lower.indexOf(this.query); at >= 0; at = lower.indexOf(this.query, from)) {
-      if (at > from) element.appendChild(document.createTextNode(line.line.slice(from, at)));
-      element.appendChild(h('mark', {}, line.line.slice(at, at + this.query.length)));
-      from = at + this.query.length;
-    }
-    if (from < line.line.length) element.appendChild(document.createTextNode(line.line.slice(from)));
+    this.finder.markMatches(element, line.line);
     return element;
   }
 
@@ -455,31 +369,4 @@ export class LogView {
     if (this.follow && !atEnd) this.setFollow(false, true);
     else if (!this.follow && atEnd && this.atTail) this.setFollow(true, true);
   }
-}
-
-/**
- * The live lines without numbers (the setup log's) that a fresh read does not already hold. A line
- * is written to disk before its `logs` event goes out (about 80 ms later), and an event may even
- * arrive after a read that holds all of it: the first live lines after a read may repeat lines of
- * the read, after a marker for lines the feed skipped. `live` is the live lines since the read, in
- * order. Lines are matched by their text and stream (a line on disk has its block's time).
- */
-function linesAfter(read: readonly LogLine[], live: readonly LogLine[]): LogLine[] {
-  const same = (a: LogLine, b: LogLine) => a.line === b.line && a.stream === b.stream;
-  /** Whether live[liveEnd] is read[readEnd], the lines before them agreeing back to the start of either or to a marker. */
-  const agree = (liveEnd: number, readEnd: number) => {
-    let back = 0;
-    while (back <= liveEnd && back <= readEnd && same(live[liveEnd - back]!, read[readEnd - back]!)) back++;
-    return back > 0 && (back > liveEnd || back > readEnd || Boolean(live[liveEnd - back]!.skipped));
-  };
-  // The read's last line in `live`: the lines after it are new.
-  for (let end = 0; end < live.length && read.length > 0; end++) if (agree(end, read.length - 1)) return live.slice(end + 1);
-  // The last live line in the read: nothing is new yet.
-  for (let end = read.length - 1; end >= 0 && live.length > 0; end--) if (agree(live.length - 1, end)) return [];
-  return live.slice();
-}
-
-/** A status glyph drawn by CSS, so the element's text stays the status word alone. */
-export function glyphElement(glyph: string): HTMLElement {
-  return h('span', { class: 'glyph', 'data-glyph': glyph, 'aria-hidden': 'true' });
 }

@@ -8,8 +8,8 @@ import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../
 import { h, replace, timeElement } from '../dom';
 import { deleteWithUndo, isPendingDeletion } from './pending-deletions';
 import { downloadText, field, safeFileName, selectInput, textArea, withBusy } from './form';
-import { glyphElement } from './log-view';
 import { missingAgents, missingAgentsNotice, noAgentNote } from './readiness';
+import { glyphElement } from './runs';
 import { listSearch } from './search-box';
 
 /** Set by a row's Run button: the editor of this pipeline opens with its Run panel in focus (true once). */

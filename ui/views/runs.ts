@@ -9,7 +9,6 @@ import { errorText, statusLabel, type AppContext, type ScreenFactory } from '../
 import { duration, h, replace, timeElement } from '../dom';
 import { gettingStarted } from './checklist';
 import { confirmAction } from './dialog';
-import { glyphElement } from './log-view';
 import { pullRequestChip } from './pull-request';
 import { livenessElement, tickLiveness, usageParts } from './liveness';
 import { missingAgents, missingAgentsNotice } from './readiness';
@@ -38,6 +37,11 @@ function addressStatus(): string {
 /** Waiting runs first (they wait for someone), then newest first. */
 export function pinWaiting(runs: Run[]): Run[] {
   return runs.sort((a, b) => Number(b.status === 'waiting') - Number(a.status === 'waiting') || b.createdAt - a.createdAt);
+}
+
+/** A status glyph drawn by CSS, so the element's text stays the status word alone. */
+export function glyphElement(glyph: string): HTMLElement {
+  return h('span', { class: 'glyph', 'data-glyph': glyph, 'aria-hidden': 'true' });
 }
 
 export function statusPill(status: string, attributes: Record<string, string> = {}): HTMLElement {
