@@ -33,6 +33,13 @@ const readFileQuickly = promisify(readFileWithCallback);
 const loadConcurrency = 64;
 /** Run folders swept for temp files at once, in the background after `loadAll`. */
 const sweepConcurrency = 8;
+/**
+ * run.json writes under way at once. Each is a mkdir, a write, two fsyncs and a rename on libuv's
+ * four threads, which the journal's synced appends share: a burst of runs changing state (a
+ * webhook burst on an approval pipeline) would otherwise queue every acknowledgement behind them.
+ * Saves of a run waiting for their turn coalesce into one write.
+ */
+const saveConcurrency = 2;
 /** Tests make the journal's limits small. */
 export type RunStoreOptions = RunJournalOptions;
 
@@ -49,6 +56,10 @@ export class RunStore {
   /** Run folders created (or being created) by this process, by run id. */
   readonly #folders = new Map<string, Promise<void>>();
   readonly #saves = new PendingWork();
+  /** run.json writes take turns, `saveConcurrency` at a time. */
+  readonly #saveTurns = new Turns(saveConcurrency);
+  /** Saves waiting for their turn, by run id, with the latest state asked for. */
+  readonly #waitingSaves = new Map<string, { run: Run; saved: Promise<void> }>();
   readonly #appends = new PendingWork();
   /** New runs and deletions, made durable before their folders are written or removed. */
   readonly #journal: RunJournal;
@@ -74,22 +85,38 @@ export class RunStore {
     const id: unknown = isRecord(run) ? run.id : undefined;
     if (!isId(id, 'run')) return Promise.reject(new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`));
     if (this.#deleted.has(id)) return Promise.resolve();
+    // A save of this run still waiting for its turn takes this state instead: one write for both.
+    const waiting = this.#waitingSaves.get(id);
+    if (waiting) {
+      waiting.run = run;
+      return waiting.saved;
+    }
+    const entry = { run, saved: Promise.resolve() };
+    this.#waitingSaves.set(id, entry);
+    entry.saved = this.#saves.track(id, this.#saveTurns.run(() => {
+      this.#waitingSaves.delete(id);
+      return this.#write(id, entry.run);
+    }));
+    return entry.saved;
+  }
+
+  /** Writes the run.json of run `id` (its folder first); a deleted run is not written. */
+  async #write(id: string, run: Run): Promise<void> {
     const path = this.#runFile(id);
     const write = () => this.#writer.write(path, () => JSON.stringify(run) + '\n', { mode: 0o600 });
-    const saving = this.#ensureFolder(id).then(async () => {
-      if (this.#deleted.has(id)) return;
-      try {
-        await write();
-      } catch (error) {
-        // The folder vanished under us (removed by hand): make it again, once.
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || this.#deleted.has(id)) throw error;
-        this.#folders.delete(id);
-        await this.#ensureFolder(id);
-        if (!this.#deleted.has(id)) await write();
-      }
-      this.#journal.written(id);
-    });
-    return this.#saves.track(id, saving);
+    if (this.#deleted.has(id)) return; // deleted while this save waited for its turn
+    await this.#ensureFolder(id);
+    if (this.#deleted.has(id)) return;
+    try {
+      await write();
+    } catch (error) {
+      // The folder vanished under us (removed by hand): make it again, once.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || this.#deleted.has(id)) throw error;
+      this.#folders.delete(id);
+      await this.#ensureFolder(id);
+      if (!this.#deleted.has(id)) await write();
+    }
+    this.#journal.written(id);
   }
 
   /**
@@ -407,6 +434,26 @@ function runProblem(value: unknown, id: string): string | undefined {
     return 'steps is not a list of steps';
   }
   return undefined;
+}
+
+/** At most `limit` tasks at once; the others wait their turn, first come first served. */
+class Turns {
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#running += 1;
+    try {
+      return await task();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running -= 1;
+    }
+  }
 }
 
 /** Promises under way, by key (a run id); waiting on them never rejects. */

@@ -153,6 +153,41 @@ runStore('many saves of one run leave the last state on disk, in fewer writes th
   assert.ok(renames < 50, `expected coalesced writes, got ${renames} for 50 saves`);
 });
 
+runStore('run.json writes take turns, two at a time, and the saves of a run waiting for its turn become one write of its latest state', async () => {
+  let writing = 0;
+  let most = 0;
+  const renamed: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const gatedFs: AtomicFileSystem = {
+    async open(path, flags, mode) {
+      if (flags === 'wx') most = Math.max(most, ++writing);
+      return fs.open(path, flags, mode);
+    },
+    unlink: (path) => fs.unlink(path),
+    stat: (path) => fs.stat(path),
+    async rename(oldPath, newPath) {
+      await gate;
+      writing -= 1;
+      renamed.push(newPath);
+      await fs.rename(oldPath, newPath);
+    },
+  };
+  const store = makeStore({ writer: new FileWriter({ fs: gatedFs }) });
+  const ids = Array.from({ length: 8 }, () => newRunId());
+  const saves = ids.map((id) => store.save(makeRun(id)));
+  await waitFor(() => writing === 2); // two writes under way, held before their rename
+  const last = ids.at(-1)!;
+  for (const index of ['1', '2', '3']) saves.push(store.save(makeRun(last, { variables: { index } })));
+  release();
+  await Promise.all(saves);
+  assert.is(most, 2, 'at most two run.json writes at once');
+  assert.is(renamed.filter((path) => path.includes(last)).length, 1, 'four saves of a run waiting for their turn: one write');
+  const onDisk = JSON.parse(await fs.readFile(join(runFolder(last), 'run.json'), 'utf8')) as Run;
+  assert.is(onDisk.variables.index, '3');
+  assert.is(renamed.length, 8);
+});
+
 runStore('loadAll returns every run oldest first, whatever order they were saved in', async () => {
   const store = makeStore();
   const ids = [5, 1, 4, 2, 3].map((minute) => newRunId(1_700_000_000_000 + minute * 60_000));
