@@ -61,7 +61,7 @@ const fileSystemUsers: Record<string, string> = {
   'src/engine/shell-step.ts': 'hands values too large for the environment over in private temp files',
   'src/engine/workspace.ts': 'looks at project and worktree folders',
   'src/engine/sandbox.ts': 'looks at the system folders, git’s pointers and bwrap it mounts into a sandbox',
-  'src/engine/ssh.ts': 'makes the private folder for ssh’s connection sockets',
+  'src/engine/ssh.ts': 'makes the private folder for ssh’s connection sockets, keeps a starting master’s stderr in a temp file',
   'src/harness/find-executable.ts': 'finds agent CLIs on the PATH',
   'src/harness/generate.ts': 'gives an agent a scratch folder to work in',
   'src/harness/claude-sessions.ts': 'copies a Claude Code session transcript to where a follow-up resumes it',

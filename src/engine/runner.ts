@@ -8,17 +8,18 @@
 // - SandboxRunner: this computer, every step process (shell steps, agent CLIs, the setup command)
 //   wrapped in bubblewrap (sandbox.ts). Git's own work on the worktree (add, commit, remove) stays
 //   outside: it is Factory's, not the step's.
-// - SshRunner: another machine through the system ssh (ssh.ts): a remote worktree, remote
-//   processes, and the branch fetched home before the remote worktree goes.
+// - SshRunner: another machine through the system ssh (ssh.ts): a remote worktree and the branch
+//   fetched home before it goes (ssh-workspace.ts), remote processes (ssh-run.ts, ssh-leftovers.ts).
 
 import { dirname } from 'node:path';
 import type { Project, Runner } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { runProcess, type ProcessResult, type RunProcessOptions } from './process';
 import { sandboxCommand } from './sandbox';
-import {
-  bringWorkHome, definedEntries, ensureControlFolder, prepareRemoteWorkspace, removeRemoteWorkspace, runRemote, stopLeftoverProcesses, type SshSetup,
-} from './ssh';
+import { definedEntries, ensureControlFolder, type SshSetup } from './ssh';
+import { stopLeftoverProcesses } from './ssh-leftovers';
+import { runRemote } from './ssh-run';
+import { bringWorkHome, prepareRemoteWorkspace, removeRemoteWorkspace } from './ssh-workspace';
 import { prepareWorkspace, realpathOrSelf, worktreeBranch, type CommandRunner, type SetupLogStream } from './workspace';
 
 /** What a step's process needs beyond the options of runProcess, for runners that wrap it. */

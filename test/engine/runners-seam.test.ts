@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { Project, Runner } from '../../src/core/api';
-import { runRemote } from '../../src/engine/ssh';
+import { runRemote } from '../../src/engine/ssh-run';
 import { shell, startTestFactory, type TestFactory } from '../helpers/factory';
 import { startSshd, sshdTools, stopSshd, type TestSshd } from '../helpers/sshd';
 import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';

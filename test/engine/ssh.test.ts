@@ -1,4 +1,4 @@
-// The ssh runner against a real OpenSSH server the test starts on 127.0.0.1 (engine/ssh.ts):
+// The ssh runner against a real OpenSSH server the test starts on 127.0.0.1 (engine/ssh*.ts):
 // streaming, the environment off every command line, cancel and timeout leaving no remote process,
 // leftovers stopped after a restart, host keys, the work coming home, testRunner.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { HarnessDefinition } from '../../src/core/api';
 import { testRunner } from '../../src/engine/runners';
-import {
-  bringWorkHome, ensureControlFolder, prepareRemoteWorkspace, removeRemoteWorkspace, runRemote, runRemoteScript, sshArguments, stopLeftoverProcesses,
-  type SshRunner, type SshSetup,
-} from '../../src/engine/ssh';
+import { ensureControlFolder, runRemoteScript, sshArguments, type SshRunner, type SshSetup } from '../../src/engine/ssh';
+import { stopLeftoverProcesses } from '../../src/engine/ssh-leftovers';
+import { runRemote } from '../../src/engine/ssh-run';
+import { bringWorkHome, prepareRemoteWorkspace, removeRemoteWorkspace } from '../../src/engine/ssh-workspace';
 import { freePort } from '../helpers/net';
 import { rejects } from '../helpers/assert';
 import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
