@@ -1,6 +1,6 @@
 // The line of a failed step's log most likely to say why it failed: what the run page links to
 // and highlights, and what any other surface (a phone, a tracker comment) can quote. Pure: the
-// engine hands it the lines it read back (engine/runs.ts), numbered as the log numbers them.
+// engine hands it the lines it read back (engine/step-driver.ts), numbered as the log numbers them.
 
 import type { FailureCause, LogLine } from './api';
 

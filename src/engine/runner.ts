@@ -1,8 +1,8 @@
 // Where a run's steps execute (issue 25, point 1): the seam between the run service (the queue and
-// the step driver, engine/runs.ts) and the place processes run. The run service asks its run's
-// ExecutionRunner to prepare a workspace, to run each process of a step with its output streamed
-// (stopped by the step's AbortSignal), to bring the work home and to clean up; it never asks which
-// kind of runner it talks to.
+// the step driver, engine/run-queue.ts and engine/step-driver.ts) and the place processes run. The
+// run service asks its run's ExecutionRunner to prepare a workspace, to run each process of a step
+// with its output streamed (stopped by the step's AbortSignal), to bring the work home and to clean
+// up; it never asks which kind of runner it talks to.
 //
 // - LocalRunner: this computer, as the user: today's behaviour (workspace.ts, process.ts).
 // - SandboxRunner: this computer, every step process (shell steps, agent CLIs, the setup command)
