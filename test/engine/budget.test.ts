@@ -163,7 +163,9 @@ pausing.after.each(async () => {
 });
 
 pausing('a token cap stops the agent with SIGINT; the run waits with the spend in words; approving resumes the session with the cap raised', async () => {
-  const fake = fakeEnvironment(dir);
+  // Turns 25 ms apart and one turn after resuming: the agent may print up to four turns past the cap
+  // before SIGINT lands on a loaded machine, and the raised cap (10,000) still holds the resumed turn.
+  const fake = fakeEnvironment(dir, { FAKE_SPEND_MS: '25', FAKE_SPEND_RESUMED_TURNS: '1' });
   try {
     const inbox = factory.record('inbox');
     const pipeline = await factory.pipeline([agent('work', { budget: { maxTokens: 5000 } })]);
