@@ -195,7 +195,9 @@ ssh('after Factory is killed, a restart stops the remote processes no live run o
   const marker = `factory-ssh-orphan-${process.pid}-${Date.now()}`;
   const orphaned = runRemote(runner, setup, { key: 'run_orphan.build', cwd: workDir, command: 'sh', args: sleepers(marker), env: { PATH } });
   let tree: number[] = [];
-  await waitFor(() => (tree = markedTree(marker)).length >= 5, 10_000, 'the remote shells and sleeps');
+  // Both sleeps must have started (the tree counts them once their shells forked them), not only the shells around them.
+  const sleeping = (pids: number[]) => pids.filter((pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep\u000030'); } catch { return false; } }).length;
+  await waitFor(() => sleeping(tree = markedTree(marker)) >= 2, 10_000, 'the remote shells and sleeps');
   // Factory dies: its local ssh is killed with it; the remote processes live on (no tty).
   for (const pid of markedTree('run_orphan.build.pgid')) {
     if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('ssh')) process.kill(pid, 'SIGKILL');
