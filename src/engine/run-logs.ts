@@ -1,10 +1,10 @@
-// The logs of runs as they happen: one writer per step attempt (the run store keeps the bytes),
+// The logs of runs as they happen: one writer per step attempt (run-log-store.ts keeps the bytes),
 // the live feed the `logs` event carries (bounded: the latest lines, and a marker for what a flood
 // skipped), and pages read back for `readStepLog` / `readRunLog`.
 
 import type { LogLine, LogPage } from '../core/api';
 import { ValidationError, quote } from '../core/errors';
-import type { RunStore } from '../store/run-store';
+import type { RunLogStore } from '../store/run-log-store';
 import { LiveFeed } from '../store/live-feed';
 import type { StepLogWriter } from '../store/step-log';
 import type { LogStream } from '../store/step-log-format';
@@ -30,7 +30,7 @@ export class RunLogs {
   private readonly attempts = new Map<string, Attempt>();
 
   /** `ready` is called when the live feed has something: the event pacer then calls `take`. */
-  constructor(private readonly store: RunStore, private readonly ready: () => void) {}
+  constructor(private readonly store: RunLogStore, private readonly ready: () => void) {}
 
   private attempt(runId: string, stepId: string, attempt: number, fresh = false): Attempt {
     const key = `${runId}/${stepId}/${attempt}`;

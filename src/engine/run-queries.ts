@@ -47,9 +47,9 @@ export async function readRunLog(state: RunState, runId: unknown, page?: unknown
 
 /** The whole log of a step attempt ('' for setup), for a download: its file, or its lines (older logs). */
 export async function logDownload(state: RunState, runId: unknown, stepId: unknown, attempt?: unknown): Promise<{ path: string } | { lines: string[] } | undefined> {
-  if (stepId === '') return state.options.store.logDownload(state.requireRun(runId).id, '', 0);
+  if (stepId === '') return state.options.store.logs.logDownload(state.requireRun(runId).id, '', 0);
   const { run, step, wanted } = locateLog(state, runId, stepId, attempt);
-  return wanted === 0 ? undefined : state.options.store.logDownload(run.id, step.id, wanted);
+  return wanted === 0 ? undefined : state.options.store.logs.logDownload(run.id, step.id, wanted);
 }
 
 function locateLog(state: RunState, runId: unknown, stepId: unknown, attempt: unknown): { run: Run; step: StepRun; wanted: number } {

@@ -119,7 +119,7 @@ export class RunState {
     this.budget = options.budget ?? new BudgetKeeper({ spend: SpendFile.inMemory(), dailyLimit: () => options.config.settings.spendLimitUsdPerDay, now: this.now });
     this.rateLimitTimers = new RateLimitTimers(this.now);
     this.sshSetup = options.ssh ?? defaultSshSetup();
-    this.logs = new RunLogs(options.store, () => options.pacer.logsReady(() => this.logs.take()));
+    this.logs = new RunLogs(options.store.logs, () => options.pacer.logsReady(() => this.logs.take()));
   }
 
   /** Tells the lifecycle subscribers; one that throws is reported and does not stop the others. */

@@ -1,30 +1,26 @@
-// Runs and their logs in the data folder (DESIGN §5):
-//   runs/<run-id>/run.json                      the full run, replaced atomically
-//   runs/<run-id>/logs/<step>.<attempt>.log|idx the log's bytes and their index (step-log.ts); setup: _setup.0
-//                                               (logs of earlier versions, <step>.<attempt>.jsonl, are still read)
-//   runs/journal-<n>.jsonl                      new runs and deletions (run-journal.ts)
-// Every id, step id and attempt is checked before it becomes part of a path.
+// Runs in the data folder (DESIGN §5): one job, each run's run.json read, written and deleted.
+//   runs/<run-id>/run.json   the full run, replaced atomically
+//   runs/<run-id>/logs/      the run's logs (run-log-store.ts), removed with the run
+//   runs/journal-<n>.jsonl   new runs and deletions (run-journal.ts)
+// Every run id is checked before it becomes part of a path.
 
 import { mkdir as mkdirWithCallback, readFile as readFileWithCallback } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { LogLine, Run, RunStatus } from '../core/api';
+import type { Run, RunStatus } from '../core/api';
 import { ValidationError, errorMessage, quote } from '../core/errors';
 import { isId } from '../core/ids';
 import { isRecord } from '../core/validate';
 import { removeStaleTempFiles } from './atomic';
 import { CorruptFileError, readTextFile } from './json-file';
-import { readJsonLinesReport, type JsonlAppender } from './jsonl';
+import type { JsonlAppender } from './jsonl';
 import { RunJournal, type LoadedRuns, type RunJournalOptions } from './run-journal';
-import { LiveFeed, StepLogWriter, rawLogPath, readPage, type PageRequest, type StoredLine } from './step-log';
+import { RunLogStore } from './run-log-store';
 import { PendingWork, Turns, forEachBounded } from './work';
 import type { FileWriter } from './writer';
 
-const stepIdPattern = /^[a-z][a-z0-9_-]{0,39}$/;
-const setupLogName = '_setup';
 const runStatuses: ReadonlySet<RunStatus> = new Set<RunStatus>(['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected']);
-const logStreams: ReadonlySet<unknown> = new Set(['out', 'err', 'info']);
 
 // For thousands of small files the callback API is about twice as fast as `fs/promises` on
 // Node 20 (no FileHandle objects, fewer round trips to the thread pool).
@@ -45,9 +41,9 @@ const saveConcurrency = 2;
 export type RunStoreOptions = RunJournalOptions;
 
 /**
- * Reads and writes runs and their logs. Writes of one run's run.json are coalesced (the latest
- * state wins); log appends are batched per file. A deleted run stays deleted: later saves and
- * appends for its id are dropped, so a straggler cannot bring its folder back.
+ * Reads and writes runs; their logs through `logs`. Writes of one run's run.json are coalesced
+ * (the latest state wins). A deleted run stays deleted: later saves and log appends for its id
+ * are dropped, so a straggler cannot bring its folder back.
  */
 export class RunStore {
   readonly #runsDir: string;
@@ -57,11 +53,12 @@ export class RunStore {
   /** Run folders created (or being created) by this process, by run id. */
   readonly #folders = new Map<string, Promise<void>>();
   readonly #saves = new PendingWork();
+  /** The runs' logs; a run's deletion waits for its appends under way. */
+  readonly logs: RunLogStore;
   /** run.json writes take turns, `saveConcurrency` at a time. */
   readonly #saveTurns = new Turns(saveConcurrency);
   /** Saves waiting for their turn, by run id, with the latest state asked for. */
   readonly #waitingSaves = new Map<string, { run: Run; saved: Promise<void> }>();
-  readonly #appends = new PendingWork();
   /** New runs and deletions, made durable before their folders are written or removed. */
   readonly #journal: RunJournal;
   /** The writer of new runs' run.json, started by the first `create` or `loadAll`; it ends with `close`. */
@@ -72,6 +69,7 @@ export class RunStore {
   /** `dataDir` is the data folder; `writer` and `appender` (for the journal) are the data store's, shared with its other files. */
   constructor(dataDir: string, writer: FileWriter, appender: JsonlAppender, options: RunStoreOptions = {}) {
     this.#runsDir = join(resolve(dataDir), 'runs');
+    this.logs = new RunLogStore(this.#runsDir, this.#deleted);
     this.#writer = writer;
     this.#journal = new RunJournal(this.#runsDir, appender, options);
   }
@@ -231,85 +229,10 @@ export class RunStore {
     // From here on no save or append for this id is started, so waiting for those under way suffices.
     this.#deleted.add(id);
     await this.#journal.recordDeletion(id, async () => {
-      await Promise.all([this.#saves.settled(id), this.#appends.settled(id)]);
+      await Promise.all([this.#saves.settled(id), this.logs.settled(id)]);
       this.#folders.delete(id);
       await this.#saves.track(id, rm(join(this.#runsDir, id), { recursive: true, force: true }));
     });
-  }
-
-  /**
-   * A writer for one attempt's log (stepId '' is the setup log), tracked so that deleting the run
-   * waits for it. `live` receives its complete lines as they come. A malformed runId, stepId or
-   * attempt throws ValidationError. Lines of a deleted run go nowhere.
-   */
-  logWriter(runId: string, stepId: string, attempt: number, live?: LiveFeed, after?: Promise<unknown>, fresh = false): StepLogWriter {
-    const path = this.#logPath(runId, logFileName(runId, stepId, attempt, 'append'));
-    const writer = new StepLogWriter(path, Date.now, live, () => this.#deleted.has(runId), after, fresh ? 0 : undefined);
-    const end = writer.end.bind(writer);
-    writer.end = () => this.#appends.track(runId, end());
-    return writer;
-  }
-
-  /**
-   * Appends log lines (any mix of runs, steps and attempts) to their logs; resolves once written
-   * (not fsynced). stepId '' is the setup log. If any line has a malformed runId, stepId, attempt,
-   * line, time or stream, this rejects with ValidationError and nothing is written.
-   */
-  async appendLogs(lines: readonly LogLine[]): Promise<void> {
-    const writers = new Map<string, StepLogWriter>();
-    const checked = lines.map((logLine) => {
-      if (!isRecord(logLine)) throw new ValidationError(`Cannot append the log line ${quote(logLine)}: it is not an object.`);
-      const { runId, stepId, attempt, line, ts, stream } = logLine;
-      if (typeof line !== 'string') throw new ValidationError(`Cannot append the log line ${quote(line)}: it is not text.`);
-      if (ts !== undefined && !Number.isFinite(ts)) throw new ValidationError(`Cannot append a log line with the time ${quote(ts)}: it is not a time.`);
-      if (stream !== undefined && !logStreams.has(stream)) throw new ValidationError(`Cannot append a log line to the stream ${quote(stream)}: it is not out, err or info.`);
-      const key = `${runId}/${logFileName(runId, stepId, attempt, 'append')}`;
-      return { key, logLine };
-    });
-    for (const { key, logLine } of checked) {
-      let writer = writers.get(key);
-      if (!writer) writers.set(key, (writer = this.logWriter(logLine.runId, logLine.stepId, logLine.attempt)));
-      writer.line(logLine.line, logLine.stream ?? 'out', logLine.ts);
-    }
-    await Promise.all([...writers.values()].map((writer) => writer.end()));
-  }
-
-  /**
-   * A page of one attempt's log (see step-log.ts `readPage`), with runId, stepId and attempt filled
-   * in; logs written before this call are included. Logs of earlier versions (JSON Lines) are read
-   * whole and paged here. No log: no lines. A malformed runId, stepId or attempt rejects.
-   */
-  async readLog(runId: string, stepId: string, attempt: number, page: PageRequest): Promise<{ lines: LogLine[]; earlier: number; total: number }> {
-    const name = logFileName(runId, stepId, attempt, 'read');
-    if (this.#deleted.has(runId)) return { lines: [], earlier: 0, total: 0 };
-    await this.#appends.settled(runId);
-    const stored = await readPage(this.#logPath(runId, name), page) ?? (await this.#readOldLog(runId, name, page));
-    return { ...stored, lines: stored.lines.map((line) => ({ runId, stepId, attempt, ...line })) };
-  }
-
-  /** The file of one attempt's log for a download, or the lines of a log of an earlier version; undefined when there is none. */
-  async logDownload(runId: string, stepId: string, attempt: number): Promise<{ path: string } | { lines: string[] } | undefined> {
-    const name = logFileName(runId, stepId, attempt, 'read');
-    if (this.#deleted.has(runId)) return undefined;
-    await this.#appends.settled(runId);
-    const path = await rawLogPath(this.#logPath(runId, name));
-    if (path) return { path };
-    const { records } = await readJsonLinesReport<unknown>(`${this.#logPath(runId, name)}.jsonl`).catch(() => ({ records: [] as unknown[] }));
-    return records.length ? { lines: records.flatMap((record) => (isRecord(record) && typeof record.line === 'string' ? [record.line] : [])) } : undefined;
-  }
-
-  /** A log of an earlier version (one JSON record per line), paged in memory. */
-  async #readOldLog(runId: string, name: string, page: PageRequest): Promise<{ lines: StoredLine[]; earlier: number; total: number }> {
-    const { records } = await readJsonLinesReport<unknown>(`${this.#logPath(runId, name)}.jsonl`);
-    const all: StoredLine[] = [];
-    for (const record of records) {
-      if (!isRecord(record) || typeof record.line !== 'string') continue;
-      all.push({ n: all.length + 1, line: record.line, ts: typeof record.ts === 'number' ? record.ts : 0, stream: logStreams.has(record.stream) ? (record.stream as StoredLine['stream']) : 'out' });
-    }
-    const before = Math.min(page.before ?? all.length + 1, all.length + 1);
-    const candidates = all.slice(0, before - 1).filter((line) => page.search === undefined || line.line.toLowerCase().includes(page.search.toLowerCase()));
-    const lines = candidates.slice(-page.limit);
-    return { lines, earlier: candidates.length - lines.length, total: all.length };
   }
 
   /**
@@ -318,7 +241,7 @@ export class RunStore {
    */
   async flush(): Promise<void> {
     await this.#journal.flush();
-    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll(), this.#sweep]);
+    await Promise.all([this.#saves.settledAll(), this.logs.settledAll(), this.#sweep]);
   }
 
   /**
@@ -328,15 +251,11 @@ export class RunStore {
    */
   async close(): Promise<void> {
     this.#journal.close();
-    await Promise.all([this.#saves.settledAll(), this.#appends.settledAll()]);
+    await Promise.all([this.#saves.settledAll(), this.logs.settledAll()]);
   }
 
   #runFile(id: string): string {
     return join(this.#runsDir, id, 'run.json');
-  }
-
-  #logPath(runId: string, name: string): string {
-    return join(this.#runsDir, runId, 'logs', name);
   }
 
   /** Creates the run's folder once per process; concurrent saves share the same promise, so they stay in call order. */
@@ -379,22 +298,6 @@ async function makeFolder(folder: string): Promise<void> {
     if (code === 'ENOENT') await mkdirQuickly(folder, { recursive: true });
     else if (code !== 'EEXIST') throw error;
   }
-}
-
-/**
- * The file name of one attempt's log, after checking each part that goes into the path: the run
- * id, the step id (or '' for setup) and the attempt (a whole number from 0). Throws ValidationError.
- */
-function logFileName(runId: unknown, stepId: unknown, attempt: unknown, action: 'append' | 'read'): string {
-  const what = action === 'append' ? 'Cannot append to' : action === 'read' ? 'Cannot read' : 'Cannot list';
-  if (!isId(runId, 'run')) throw new ValidationError(`${what} the log of the run ${quote(runId)}: it is not a run id.`);
-  if (stepId !== '' && (typeof stepId !== 'string' || !stepIdPattern.test(stepId))) {
-    throw new ValidationError(`${what} the log of the step ${quote(stepId)}: it is not a step id.`);
-  }
-  if (!Number.isSafeInteger(attempt) || (attempt as number) < 0) {
-    throw new ValidationError(`${what} the log of attempt ${quote(attempt)}: an attempt is a whole number from 0.`);
-  }
-  return `${stepId === '' ? setupLogName : stepId}.${attempt}`;
 }
 
 /** The run in `text`, or why it is not one (a sentence fragment for CorruptFileError). */

@@ -9,11 +9,6 @@ import type { LiveFeed } from './live-feed';
 import { readBlocks, readRange } from './step-log-reader';
 import { countLines, newline, record, recordBytes, type LogStream } from './step-log-format';
 
-// run-store.ts (another helper is editing it) still imports these from here.
-export { LiveFeed } from './live-feed';
-export { rawLogPath, readPage, type PageRequest } from './step-log-reader';
-export type { StoredLine } from './step-log-format';
-
 /** A line longer than this (in bytes) is cut: its first part ends there as a line of its own. */
 const maxStoredLineBytes = 64 * 1024;
 /** A block is written at most this large, so a reader never needs more at once. */

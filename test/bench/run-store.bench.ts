@@ -97,12 +97,12 @@ try {
     for (let index = start; index < start + logBatchSize; index += 1) {
       batch.push({ runId, stepId: 'setup', attempt: index < logLineCount / 2 ? 1 : 2, line: `npm http fetch GET 200 https://registry.npmjs.org/package-${index} 12ms`, ts: 1_700_000_000_000 + index, stream: 'out' });
     }
-    await writingStore.appendLogs(batch);
+    await writingStore.logs.appendLogs(batch);
   }
   await appender.close();
   const appendMs = performance.now() - appendStarted;
   const readStarted = performance.now();
-  const readBack = (await writingStore.readLog(runId, 'setup', 1, wholeLog)).lines.length + (await writingStore.readLog(runId, 'setup', 2, wholeLog)).lines.length;
+  const readBack = (await writingStore.logs.readLog(runId, 'setup', 1, wholeLog)).lines.length + (await writingStore.logs.readLog(runId, 'setup', 2, wholeLog)).lines.length;
   const readMs = performance.now() - readStarted;
   if (readBack !== logLineCount) throw new Error(`read back ${readBack} log lines, expected ${logLineCount}`);
   console.log(`appendLogs ${appendMs.toFixed(0).padStart(6)} ms  ${Math.round(logLineCount / (appendMs / 1000)).toLocaleString('en').padStart(10)} lines/s  (batches of ${logBatchSize}, awaited one by one)`);

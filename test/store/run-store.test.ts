@@ -108,7 +108,7 @@ function manualClock(): JournalClock & { advance(ms: number): void } {
 
 /** Every line of one attempt's log. */
 async function readAll(store: RunStore, runId: string, stepId: string, attempt: number): Promise<LogLine[]> {
-  return (await store.readLog(runId, stepId, attempt, { limit: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER })).lines;
+  return (await store.logs.readLog(runId, stepId, attempt, { limit: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER })).lines;
 }
 
 function line(runId: string, stepId: string, attempt: number, text: string, ts = 1): LogLine {
@@ -278,7 +278,7 @@ runStore('ids that are not run ids are refused without touching the disk', async
     assert.instance(saveError, ValidationError);
     assert.ok(saveError.message.includes(id === '' ? 'an empty text' : '`' + id + '`'), `the message quotes ${id}`);
     await rejects(store.delete(id), /is not a run id/);
-    await rejects(store.appendLogs([line(id, 'build', 1, 'x')]), /is not a run id/);
+    await rejects(store.logs.appendLogs([line(id, 'build', 1, 'x')]), /is not a run id/);
     await rejects(readAll(store, id, 'build', 1), /is not a run id/);
   }
   await rejects(store.save(null as unknown as Run), /is not a run id/);
@@ -290,11 +290,11 @@ runStore('step ids and attempts that could escape the logs folder are refused', 
   const store = makeStore();
   const id = newRunId();
   for (const stepId of ['../run', 'Build', '_setup', 'a/b', '1st', 'a'.repeat(41)]) {
-    await rejects(store.appendLogs([line(id, stepId, 1, 'x')]), /is not a step id/);
+    await rejects(store.logs.appendLogs([line(id, stepId, 1, 'x')]), /is not a step id/);
     await rejects(readAll(store, id, stepId, 1), /is not a step id/);
   }
   for (const attempt of [-1, 1.5, Number.NaN, '1' as unknown as number, Infinity]) {
-    await rejects(store.appendLogs([line(id, 'build', attempt, 'x')]), /whole number from 0/);
+    await rejects(store.logs.appendLogs([line(id, 'build', attempt, 'x')]), /whole number from 0/);
     await rejects(readAll(store, id, 'build', attempt), /whole number from 0/);
   }
   assert.equal(await fs.readdir(dataDir), []);
@@ -303,8 +303,8 @@ runStore('step ids and attempts that could escape the logs folder are refused', 
 runStore('a batch with one bad line writes none of its lines', async () => {
   const store = makeStore();
   const id = newRunId();
-  await rejects(store.appendLogs([line(id, 'build', 1, 'good'), line(id, 'build', 1, 'bad', Number.NaN)]), /is not a time/);
-  await rejects(store.appendLogs([line(id, 'build', 1, 'good'), { ...line(id, 'build', 1, 'bad'), stream: 'stdout' as 'out' }]), /stdout/);
+  await rejects(store.logs.appendLogs([line(id, 'build', 1, 'good'), line(id, 'build', 1, 'bad', Number.NaN)]), /is not a time/);
+  await rejects(store.logs.appendLogs([line(id, 'build', 1, 'good'), { ...line(id, 'build', 1, 'bad'), stream: 'stdout' as 'out' }]), /stdout/);
   assert.not.ok(await exists(runFolder(id)));
 });
 
@@ -315,7 +315,7 @@ runStore('delete removes the run folder with its logs, and the run is gone from 
   const keep = newRunId();
   const gone = newRunId();
   await Promise.all([store.save(makeRun(keep)), store.save(makeRun(gone))]);
-  await store.appendLogs([line(gone, 'build', 1, 'hello'), line(gone, '', 0, 'setup')]);
+  await store.logs.appendLogs([line(gone, 'build', 1, 'hello'), line(gone, '', 0, 'setup')]);
   await store.delete(gone);
   assert.not.ok(await exists(runFolder(gone)));
   assert.is(await store.read(gone), undefined);
@@ -327,13 +327,13 @@ runStore('saves and appends that arrive after delete do not bring the folder bac
   const store = makeStore();
   const id = newRunId();
   const firstSave = store.save(makeRun(id));
-  const firstAppend = store.appendLogs([line(id, 'build', 1, 'early')]);
+  const firstAppend = store.logs.appendLogs([line(id, 'build', 1, 'early')]);
   const deleting = store.delete(id);
   const lateSave = store.save(makeRun(id, { status: 'failed' }));
-  const lateAppend = store.appendLogs([line(id, 'build', 1, 'late'), line(id, '', 0, 'late setup')]);
+  const lateAppend = store.logs.appendLogs([line(id, 'build', 1, 'late'), line(id, '', 0, 'late setup')]);
   await Promise.all([firstSave, firstAppend, deleting, lateSave, lateAppend]);
   await store.save(makeRun(id, { status: 'cancelled' }));
-  await store.appendLogs([line(id, 'build', 2, 'after delete')]);
+  await store.logs.appendLogs([line(id, 'build', 2, 'after delete')]);
   await store.flush();
   await appender.flush();
   assert.not.ok(await exists(runFolder(id)));
@@ -363,7 +363,7 @@ runStore('delete waits for log writes under way: the folder does not come back a
   const store = makeStore();
   const id = newRunId();
   await store.save(makeRun(id));
-  const writer = store.logWriter(id, 'build', 1);
+  const writer = store.logs.logWriter(id, 'build', 1);
   for (let index = 0; index < 2000; index++) writer.output(Buffer.from(`line ${index}\n`.repeat(50)), 'out');
   const ending = writer.end();
   const deleting = store.delete(id);
@@ -378,7 +378,7 @@ runStore('delete waits for log writes under way: the folder does not come back a
 runStore('each attempt of a step has its own log files, and the setup log is _setup.0', async () => {
   const store = makeStore();
   const id = newRunId();
-  await store.appendLogs([
+  await store.logs.appendLogs([
     line(id, '', 0, 'cloning'),
     line(id, 'build', 1, 'first try'),
     line(id, 'build', 2, 'second try'),
@@ -393,7 +393,7 @@ runStore('each attempt of a step has its own log files, and the setup log is _se
 runStore('a log keeps the text as it came, and an index of its blocks with time and stream', async () => {
   const store = makeStore();
   const id = newRunId();
-  await store.appendLogs([
+  await store.logs.appendLogs([
     { runId: id, stepId: 'test', attempt: 1, line: 'ok', ts: 1_700_000_000_123, stream: 'err' },
     { runId: id, stepId: 'test', attempt: 1, line: 'bare', ts: 1_700_000_000_456 },
   ]);
@@ -420,15 +420,15 @@ runStore('a log of an earlier version (JSON Lines) still reads, a torn last line
     { runId: id, stepId: 'build', attempt: 1, n: 1, line: 'one', ts: 1, stream: 'err' },
     { runId: id, stepId: 'build', attempt: 1, n: 2, line: 'two', ts: 2, stream: 'out' },
   ]);
-  assert.equal((await store.readLog(id, 'build', 1, { limit: 1, maxBytes: 1000 })).lines.map((entry) => entry.line), ['two']);
-  assert.equal(await store.logDownload(id, 'build', 1), { lines: ['one', 'two'] });
+  assert.equal((await store.logs.readLog(id, 'build', 1, { limit: 1, maxBytes: 1000 })).lines.map((entry) => entry.line), ['two']);
+  assert.equal(await store.logs.logDownload(id, 'build', 1), { lines: ['one', 'two'] });
 });
 
 runStore('unicode, newlines and control characters in log lines round-trip', async () => {
   const store = makeStore();
   const id = newRunId();
   const texts = ['émoji 🚀 ünïcode 日本語', 'two\nlines', 'tab\there', 'sep\u2028arator', '\u001b[31mred\u001b[0m', '', '{"not":"a record"}', 'bell\u0007 and NUL\u0000 gone'];
-  await store.appendLogs(texts.map((text) => line(id, 'build', 1, text)));
+  await store.logs.appendLogs(texts.map((text) => line(id, 'build', 1, text)));
   const shown = texts.map((text) => text.replace('\n', ' ').replace(/[\u0007\u0000]/g, ''));
   assert.equal((await readAll(makeStore(), id, 'build', 1)).map((entry) => entry.line), shown);
 });
@@ -436,7 +436,7 @@ runStore('unicode, newlines and control characters in log lines round-trip', asy
 runStore('readLog sees lines whose append was not awaited yet', async () => {
   const store = makeStore();
   const id = newRunId();
-  void store.appendLogs([line(id, 'build', 1, 'in flight')]);
+  void store.logs.appendLogs([line(id, 'build', 1, 'in flight')]);
   assert.equal((await readAll(store, id, 'build', 1)).map((entry) => entry.line), ['in flight']);
 });
 
@@ -444,7 +444,7 @@ runStore('flush waits for saves and appends that were not awaited', async () => 
   const store = makeStore();
   const id = newRunId();
   void store.save(makeRun(id, { status: 'succeeded' }));
-  void store.appendLogs([line(id, 'build', 1, 'last words')]);
+  void store.logs.appendLogs([line(id, 'build', 1, 'last words')]);
   await store.flush();
   const onDisk = JSON.parse(await fs.readFile(join(runFolder(id), 'run.json'), 'utf8')) as Run;
   assert.is(onDisk.status, 'succeeded');
