@@ -8,35 +8,21 @@
 // getting-started checklist ticks itself. Screenshots under test-output/screenshots/forms-*.png.
 // Needs the app built (`node build.mjs --tests`, or FACTORY_E2E_DIST) and chromium on PATH.
 
-import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { FakeLinear } from '../fakes/linear';
 import { freePort, send } from '../helpers/net';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { clearToasts, clickButton, fillField, screenshots, settle, show, signIn, suiteSession } from './session';
+import { clearToasts, clickButton, fillField, settle, shootSizes, show, signIn, suiteSession } from './session';
 
 const forms = suiteNeeding('forms (Chromium)', [chromium]);
 const { need, call, waitForRun } = suiteSession(forms, signIn);
 
-/** Screenshots at 1280×800 and 390×844, light and dark: forms-<name>-{light,dark,phone-light,phone-dark}.png. */
+/** shootSizes after clearing the toasts: forms-<name>-{light,dark,phone-light,phone-dark}.png. */
 async function shootAll(page: Page, name: string, prepare?: string): Promise<void> {
   await page.evaluate(clearToasts);
-  for (const kind of ['desktop', 'phone'] as const) {
-    await page.viewport(kind);
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.colorScheme(scheme);
-      await page.waitFor(`innerWidth === ${kind === 'phone' ? 390 : 1280} && matchMedia('(prefers-color-scheme: ${scheme})').matches`, 5000, `the ${kind} viewport, ${scheme}`);
-      if (prepare) await page.evaluate(prepare);
-      await settle(page);
-      assert.ok(await page.evaluate(`document.documentElement.scrollWidth <= innerWidth`), `${name}: nothing wider than the ${kind} viewport`);
-      await page.screenshot(join(screenshots, `forms-${name}-${kind === 'phone' ? 'phone-' : ''}${scheme}.png`));
-    }
-  }
-  await page.viewport('desktop');
-  await page.colorScheme('light');
-  await settle(page);
+  await shootSizes(page, `forms-${name}`, prepare);
 }
 
 /** The value of the control of the field labelled `label` in `scope`. */

@@ -8,12 +8,11 @@
 // Screenshots under test-output/screenshots/lists-*.png.
 // Needs `node build.mjs --tests` first, and chromium on PATH (skipped without it, failed under CI).
 
-import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { freePort, send } from '../helpers/net';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { answerDialogsYes, clearToasts, mainText, screenshots, settle, show, signIn, sleep, suiteSession } from './session';
+import { answerDialogsYes, clearToasts, mainText, settle, shootSizes, show, signIn, sleep, suiteSession } from './session';
 
 /** Ids the tests share, made in order. */
 const made: { demoId?: string; manualRunId?: string; triggerId?: string; hookRunId?: string } = {};
@@ -30,22 +29,8 @@ async function press(page: Page, key: 'Escape' | 'Enter' | 'Tab', shift = false)
   await settle(page);
 }
 
-/** Screenshots at 1280×800 and 390×844, light and dark: lists-<name>-{light,dark,phone,phone-dark}.png. */
-async function shootAll(page: Page, name: string, prepare?: string): Promise<void> {
-  for (const kind of ['desktop', 'phone'] as const) {
-    await page.viewport(kind);
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.colorScheme(scheme);
-      await page.waitFor(`innerWidth === ${kind === 'phone' ? 390 : 1280} && matchMedia('(prefers-color-scheme: ${scheme})').matches`, 5000, `the ${kind} viewport, ${scheme}`);
-      if (prepare) await page.evaluate(prepare);
-      await settle(page);
-      await page.screenshot(join(screenshots, `lists-${name}-${kind === 'phone' ? 'phone' : scheme}${kind === 'phone' && scheme === 'dark' ? '-dark' : ''}.png`));
-    }
-  }
-  await page.viewport('desktop');
-  await page.colorScheme('light');
-  await settle(page);
-}
+/** shootSizes under lists-<name>-{light,dark,phone-light,phone-dark}.png. */
+const shootAll = (page: Page, name: string, prepare?: string): Promise<void> => shootSizes(page, `lists-${name}`, prepare);
 
 /** Records what the page copies to the clipboard in window.copiedText. */
 const recordCopies = `(() => {

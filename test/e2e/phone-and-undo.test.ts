@@ -8,13 +8,12 @@
 // ever wider than the viewport. Screenshots under test-output/screenshots/phone-*.png.
 // Needs the app built (`node build.mjs --tests`, or FACTORY_E2E_DIST) and chromium on PATH.
 
-import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { FakeJira } from '../fakes/jira';
 import { send } from '../helpers/net';
 import { suiteNeeding } from '../helpers/tools';
 import { chromium, type Page } from './chromium';
-import { clearToasts, screenshots, settle, show, suiteSession } from './session';
+import { clearToasts, settle, shootSizes, show, suiteSession } from './session';
 
 const phone = suiteNeeding('phone and undo (Chromium)', [chromium]);
 // Not signed in at the start: the first test signs in with the link, as a phone would.
@@ -24,21 +23,8 @@ const made: { demoId?: string; approvedRunId?: string; jiraTriggerId?: string } 
 /** What the report quotes: taps from the link to a decision, the widest page at 390 px. */
 const measured: { taps?: number; widest?: { hash: string; width: number } } = {};
 
-/** Screenshots at 1280×800 and 390×844, light and dark: phone-<name>-{light,dark,phone-light,phone-dark}.png. */
-async function shootAll(page: Page, name: string, prepare?: string): Promise<void> {
-  for (const kind of ['desktop', 'phone'] as const) {
-    await page.viewport(kind);
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.colorScheme(scheme);
-      await page.waitFor(`innerWidth === ${kind === 'phone' ? 390 : 1280} && matchMedia('(prefers-color-scheme: ${scheme})').matches`, 5000, `the ${kind} viewport, ${scheme}`);
-      if (prepare) await page.evaluate(prepare);
-      await settle(page);
-      await page.screenshot(join(screenshots, `phone-${name}-${kind === 'phone' ? 'phone-' : ''}${scheme}.png`));
-    }
-  }
-  await page.colorScheme('light');
-  await settle(page);
-}
+/** shootSizes under phone-<name>-{light,dark,phone-light,phone-dark}.png. */
+const shootAll = (page: Page, name: string, prepare?: string): Promise<void> => shootSizes(page, `phone-${name}`, prepare);
 
 /**
  * One tap: a real pointer press and release at the middle of the element, which must already be

@@ -1,7 +1,7 @@
 // The sandbox runner with the real bubblewrap: what a sandboxed step can and cannot see, write and
 // reach (engine/sandbox.ts; docs/SECURITY.md "Sandboxed steps").
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -9,6 +9,7 @@ import type { Runner } from '../../src/core/api';
 import { runProcess } from '../../src/engine/process';
 import { SandboxUnavailableError, checkBubblewrap, findBubblewrap, sandboxArguments, sandboxCommand, type SandboxCommandOptions } from '../../src/engine/sandbox';
 import { rejects } from '../helpers/assert';
+import { alive, markedTree } from '../helpers/processes';
 import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
 import { suiteNeeding } from '../helpers/tools';
 
@@ -133,29 +134,9 @@ sandbox('its processes die with bwrap, even those in the background', async (con
     command: '/bin/sh', args: ['-c', `sh -c 'sleep 300; : ${marker}' & sh -c 'sleep 301; : ${marker}'`],
   });
   const child = spawn(wrapped.command, wrapped.args, { env: wrapped.env, stdio: 'ignore' });
-  // The marked shells and their children (the sleeps), as this machine sees them.
-  const sandboxed = (): number[] => {
-    const table = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((pid) => {
-      try {
-        const parent = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
-        return [{ pid: Number(pid), parent, marked: readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) }];
-      } catch {
-        return [];
-      }
-    });
-    const marked = new Set(table.filter((entry) => entry.marked).map((entry) => entry.pid));
-    return table.filter((entry) => marked.has(entry.pid) || marked.has(entry.parent)).map((entry) => entry.pid);
-  };
   let seen: number[] = [];
-  await waitFor(() => (seen = sandboxed()).length >= 4, 10_000, 'two marked shells and their sleeps');
+  await waitFor(() => (seen = markedTree(marker)).length >= 4, 10_000, 'two marked shells and their sleeps');
   child.kill('SIGKILL');
-  const alive = (pid: number): boolean => {
-    try {
-      return !/^\S+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      return false;
-    }
-  };
   try {
     await waitFor(() => !seen.some(alive), 10_000, 'every sandboxed process gone');
   } finally {

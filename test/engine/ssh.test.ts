@@ -1,100 +1,31 @@
 // The ssh runner against a real OpenSSH server the test starts on 127.0.0.1 (engine/ssh*.ts):
 // streaming, the environment off every command line, cancel and timeout leaving no remote process,
 // leftovers stopped after a restart, host keys, the work coming home, testRunner.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { HarnessDefinition } from '../../src/core/api';
 import { testRunner } from '../../src/engine/runners';
-import { ensureControlFolder, runRemoteScript, sshArguments, type SshRunner, type SshSetup } from '../../src/engine/ssh';
+import { ensureControlFolder, runRemoteScript, sshArguments, type SshSetup } from '../../src/engine/ssh';
 import { stopLeftoverProcesses } from '../../src/engine/ssh-leftovers';
 import { runRemote } from '../../src/engine/ssh-run';
 import { bringWorkHome, prepareRemoteWorkspace, removeRemoteWorkspace } from '../../src/engine/ssh-workspace';
-import { freePort } from '../helpers/net';
 import { rejects } from '../helpers/assert';
-import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
+import { alive, markedTree } from '../helpers/processes';
+import { keygen, startSshd, sshdTools, stopSshd, type TestSshd } from '../helpers/sshd';
+import { waitFor } from '../helpers/temp';
 import { suiteNeeding } from '../helpers/tools';
 
-interface Context {
-  dir: string;
-  sshd: ChildProcess;
-  runner: SshRunner;
-  setup: SshSetup;
-  workDir: string;
-}
-
-const sshd = { command: '/usr/sbin/sshd', package: 'openssh-server' };
-const tools = [sshd, { command: 'ssh', package: 'openssh-client' }, { command: 'ssh-keygen', package: 'openssh-client' }, { command: 'git', package: 'git' }];
-const ssh = suiteNeeding<Context>('ssh', tools);
+const ssh = suiteNeeding<TestSshd>('ssh', sshdTools);
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
 const gitIdentity = { GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@e' };
 
-function keygen(path: string): string {
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path]);
-  return readFileSync(`${path}.pub`, 'utf8').trim();
-}
-
 ssh.before(async (context) => {
-  context.dir = makeTempDir('factory-ssh');
-  const port = await freePort();
-  keygen(join(context.dir, 'host_key'));
-  const userKey = keygen(join(context.dir, 'user_key'));
-  writeFileSync(join(context.dir, 'authorized_keys'), userKey + '\n', { mode: 0o600 });
-  writeFileSync(join(context.dir, 'sshd_config'), [
-    `Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${join(context.dir, 'host_key')}`, `AuthorizedKeysFile ${join(context.dir, 'authorized_keys')}`,
-    `PidFile ${join(context.dir, 'sshd.pid')}`, 'UsePAM no', 'StrictModes no', 'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'PermitRootLogin prohibit-password',
-  ].join('\n') + '\n');
-  if (process.getuid?.() === 0) mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege separation folder
-  context.sshd = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', join(context.dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  context.sshd.stderr!.on('data', (chunk) => (log += chunk));
-  await waitFor(() => /Server listening on 127\.0\.0\.1/.test(log) || context.sshd.exitCode !== null, 10_000, 'sshd to listen');
-  assert.ok(context.sshd.exitCode === null, `sshd did not start: ${log}`);
-  context.workDir = join(context.dir, 'work');
-  mkdirSync(context.workDir);
-  // The host's key is known beforehand, as a user would have it after checking it once.
-  writeFileSync(join(context.dir, 'known_hosts'), `[127.0.0.1]:${port} ${readFileSync(join(context.dir, 'host_key.pub'), 'utf8').trim()}\n`);
-  context.runner = { host: '127.0.0.1', port, user: userInfo().username, identityFile: join(context.dir, 'user_key'), knownHosts: 'strict', workDir: context.workDir };
-  context.setup = { controlFolder: await ensureControlFolder(join(context.dir, 'c')), knownHostsFile: join(context.dir, 'known_hosts'), configFile: '/dev/null', controlPersistSec: 30 };
+  Object.assign(context, await startSshd());
 });
 
-ssh.after((context) => {
-  context.sshd?.kill('SIGKILL');
-  // Master connections end with their server; stop them at once anyway.
-  const sockets = readdirSync(context.dir).filter((name) => /^c/.test(name)).flatMap((folder) => readdirSync(join(context.dir, folder)).map((socket) => join(context.dir, folder, socket)));
-  for (const socket of sockets) {
-    try {
-      execFileSync('ssh', ['-o', `ControlPath=${socket}`, '-O', 'exit', 'x'], { stdio: 'ignore', timeout: 5000 });
-    } catch {
-      // already gone
-    }
-  }
-  removeTempDir(context.dir);
-});
-
-/** Pids of the processes whose command line holds `marker`, and of their children. */
-function markedTree(marker: string): number[] {
-  const table = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((pid) => {
-    try {
-      const parent = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
-      return [{ pid: Number(pid), parent, marked: readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) }];
-    } catch {
-      return [];
-    }
-  });
-  const marked = new Set(table.filter((entry) => entry.marked).map((entry) => entry.pid));
-  return table.filter((entry) => marked.has(entry.pid) || marked.has(entry.parent)).map((entry) => entry.pid);
-}
-
-function alive(pid: number): boolean {
-  try {
-    return !/^\S+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
+ssh.after((context) => stopSshd(context.dir ? context : undefined));
 
 /** A remote command whose shells carry `marker` and whose sleeps are their children. */
 const sleepers = (marker: string) => ['-c', `sh -c 'sleep 300; : ${marker}' & sh -c 'sleep 301; : ${marker}'; : ${marker}`];

@@ -24,7 +24,8 @@ export interface TestSshd {
   workDir: string;
 }
 
-function keygen(path: string): string {
+/** Makes an ed25519 key pair at `path` (no passphrase) and returns its public line. */
+export function keygen(path: string): string {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path]);
   return readFileSync(`${path}.pub`, 'utf8').trim();
 }
