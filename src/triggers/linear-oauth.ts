@@ -147,7 +147,7 @@ export class LinearOAuth {
       const answer = await this.tokenRequest(install.input, { grant_type: 'authorization_code', code, redirect_uri: install.redirectUri }, [code]);
       const connection = await this.save(install.input, answer);
       this.options.reconnected?.(connection);
-      return { ok: true, message: `The Linear account ${connection.name} is connected as the app ${connection.account?.name ?? ''}. You can close this page.` };
+      return { ok: true, message: `The Linear account ${connection.name} is connected as the app ${connection.account?.name ?? ''}.` };
     } catch (error) {
       return { ok: false, message: `The Linear account was not connected: ${errorMessage(error)}` };
     }
