@@ -78,15 +78,17 @@ stalls('the stall notice names the last error, and so does the timeout that foll
     const attempt = {
       runId: 'run_x', step: agent('slow', 'Think', { stallSec: 0.5 as number }), attempt: 1, workspace: dir,
       template: { vars: {}, steps: {}, run: { id: 'run_x' }, project: { name: 'p', path: dir }, workspace: dir },
-      environment: { PATH: process.env.PATH! }, secrets: [], timeoutMs: 2_500, signal: new AbortController().signal,
+      environment: { PATH: process.env.PATH! }, secrets: [], timeoutMs: 5_000, signal: new AbortController().signal,
       log: () => undefined, output: () => undefined, record: () => undefined, started: () => undefined,
     } as unknown as StepAttempt;
+    // The timeout leaves room for a slow start on a loaded machine: the stall (0.5 s after the CLI's
+    // last line) must come before it.
     const outcome = await runner(attempt);
     assert.is(notices.length, 1);
     assert.match(notices[0]!, /^No output for .*: the agent may be stuck/);
     assert.ok(notices[0]!.endsWith(`; the last error Codex reported: ${codexOffline}`), notices[0]);
     assert.is(outcome.status, 'failed');
-    assert.is('error' in outcome ? outcome.error : undefined, `Timed out after 2.5 s; the last error Codex reported: ${codexOffline}`);
+    assert.is('error' in outcome ? outcome.error : undefined, `Timed out after 5.0 s; the last error Codex reported: ${codexOffline}`);
   } finally {
     removeTempDir(dir);
   }
