@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SettingsInput } from './core/api';
 
-export interface ServerOptions {
+interface ServerOptions {
   dataDir: string;
   /** Settings for this start only. */
   overrides: SettingsInput;

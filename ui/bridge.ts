@@ -10,7 +10,7 @@ import { CallError, readFields } from './call-error';
  * A call the server refused: the answer's `error` in words and its `fields` (refused input);
  * `status` 401 means the browser is not signed in.
  */
-export class RemoteError extends CallError {
+class RemoteError extends CallError {
   override name = 'RemoteError';
   constructor(message: string, readonly status: number, fields: FieldMessage[] = []) {
     super(message, fields);
@@ -19,7 +19,7 @@ export class RemoteError extends CallError {
 
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'signed-out';
 
-export interface WebBridge {
+interface WebBridge {
   api: FactoryApi;
   onConnection(listener: (state: ConnectionState) => void): void;
 }

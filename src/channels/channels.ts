@@ -15,7 +15,7 @@ import { sendNotice, type DesktopNotify, type SendResult } from './senders';
 import type { TelegramApprovals } from './telegram-approvals';
 import { readApprovers } from './telegram-prompts';
 
-export const channelKinds: readonly ChannelKind[] = ['slack', 'discord', 'ntfy', 'telegram', 'webhook', 'desktop'];
+const channelKinds: readonly ChannelKind[] = ['slack', 'discord', 'ntfy', 'telegram', 'webhook', 'desktop'];
 /** Kinds that post to a URL the user must give (ntfy: server and topic). */
 const kindsNeedingUrl: readonly ChannelKind[] = ['slack', 'discord', 'ntfy', 'webhook'];
 /** Kinds that use `token` (ntfy: optional access token; Telegram: the bot token, required). */
@@ -38,7 +38,7 @@ export type { ChannelView } from '../core/api';
 
 export type ChannelSend = (channel: Channel, notice: Notice) => Promise<SendResult>;
 
-export interface ChannelServiceOptions {
+interface ChannelServiceOptions {
   config: ConfigService;
   inbox: Pick<Inbox, 'add'>;
   now?: () => number;

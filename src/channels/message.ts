@@ -4,7 +4,7 @@
 import type { ChannelEvent, Run, RunStatus } from '../core/api';
 
 /** A notification's event: a channel event, or `test` for the message `testChannel` sends. */
-export type NoticeEvent = ChannelEvent | 'test';
+type NoticeEvent = ChannelEvent | 'test';
 
 /** One notification, before any channel formats it. `text` is plain text, several lines. */
 export interface Notice {
@@ -19,7 +19,7 @@ export interface Notice {
 }
 
 /** Discord refuses `content` longer than this. */
-export const discordContentLimit = 2000;
+const discordContentLimit = 2000;
 /** Telegram refuses `text` longer than this. */
 export const telegramTextLimit = 4096;
 /** Slack accepts much more, but a notification stays short. */
@@ -165,7 +165,7 @@ export function telegramPayload(notice: Notice, chatId: string): { chat_id: stri
  *
  * Any 2xx answer counts as delivered.
  */
-export interface WebhookPayload {
+interface WebhookPayload {
   event: NoticeEvent;
   title: string;
   text: string;

@@ -13,7 +13,7 @@ export type SendResult = { ok: true } | { ok: false; error: string; retryAfterMs
 /** Shows a notice on the desktop (the desktop app passes one; headless has none). */
 export type DesktopNotify = (notice: Notice) => Promise<void>;
 
-export interface SendOptions {
+interface SendOptions {
   /** The whole exchange, answer body included, ends after this long (default 5000). */
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -75,7 +75,7 @@ async function sendToDesktop(notice: Notice, desktopNotify: DesktopNotify | unde
 }
 
 /** The request for one channel kind: always a POST; JSON except for ntfy's plain-text body. */
-export function buildRequest(channel: Channel, notice: Notice, at: number): Outgoing {
+function buildRequest(channel: Channel, notice: Notice, at: number): Outgoing {
   const json = { 'Content-Type': 'application/json' };
   switch (channel.kind) {
     case 'slack':

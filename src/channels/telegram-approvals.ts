@@ -40,7 +40,7 @@ const longestWaitMs = 3600_000;
 /** Failed polls in a row before a passing network problem becomes an inbox item. */
 const reportAfterFailures = 3;
 
-export interface TelegramApprovalsOptions {
+interface TelegramApprovalsOptions {
   config: Pick<ConfigService, 'current' | 'subscribe'>;
   inbox: Pick<Inbox, 'add'>;
   /** telegram.json: read once at open, written (coalesced) after each change. */
@@ -54,7 +54,7 @@ export interface TelegramApprovalsOptions {
 }
 
 /** What the approvals need of the engine, given at `start` (the engine is made after the channels). */
-export interface ApprovalEngine {
+interface ApprovalEngine {
   runs: Pick<RunService, 'approveStep' | 'getRun'>;
   hub: Pick<EventHub, 'on'>;
 }
@@ -390,6 +390,6 @@ export class TelegramApprovals {
 }
 
 /** True for an enabled Telegram channel whose approval notices carry buttons. */
-export function takesApprovals(channel: Channel): boolean {
+function takesApprovals(channel: Channel): boolean {
   return channel.kind === 'telegram' && channel.enabled && channel.approvals === true && typeof channel.token === 'string' && channel.token !== '';
 }

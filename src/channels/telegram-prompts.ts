@@ -51,10 +51,10 @@ const outcomeRoom = 400;
 /** An approver: a numeric user id, or an @username (5-32 letters, digits, underscores). */
 const userIdPattern = /^\d{1,20}$/;
 const usernamePattern = /^@?([A-Za-z][A-Za-z0-9_]{4,31})$/;
-export const approverLimit = 100;
+const approverLimit = 100;
 
 /** The callback data of one button: at most 22 bytes, far below Telegram's 64. */
-export function callbackData(token: string, action: string): string {
+function callbackData(token: string, action: string): string {
   return `${token}:${action}`;
 }
 

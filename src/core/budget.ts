@@ -9,16 +9,14 @@ import { isAbsent, isRecord, own, shown } from './validate';
 
 // ─── Prices ───
 
-/** When the prices below were read from the providers' pricing pages. */
-export const pricesReadOn = '2026-11-27';
-
 /**
  * US dollars per million tokens, for the models the built-in harnesses default to and the common
- * ones (docs/DECISIONS.md, Engine). A model matches the longest key its name contains, so
- * `claude-sonnet-5-5-20260601` is `sonnet` and `gpt-5-mini` is not `gpt-5`. Cached input is priced
- * as input: an estimate errs high, and Claude Code's own final figure replaces it.
+ * ones, read from the providers' pricing pages on 2026-11-27 (docs/DECISIONS.md, Engine). A model
+ * matches the longest key its name contains, so `claude-sonnet-5-5-20260601` is `sonnet` and
+ * `gpt-5-mini` is not `gpt-5`. Cached input is priced as input: an estimate errs high, and Claude
+ * Code's own final figure replaces it.
  */
-export const modelPrices: Readonly<Record<string, ModelPrice>> = Object.freeze({
+const modelPrices: Readonly<Record<string, ModelPrice>> = Object.freeze({
   opus: { inputPerMTok: 4, outputPerMTok: 20 },
   'opus-4-1': { inputPerMTok: 15, outputPerMTok: 75 },
   sonnet: { inputPerMTok: 2, outputPerMTok: 10 },
@@ -55,7 +53,7 @@ export function priceOf(model: string, harness: Pick<HarnessDefinition, 'output'
 // ─── What each CLI reports ───
 
 /** When a CLI's output reports tokens and cost: as it goes, only at the end, or never. */
-export interface UsageReporting {
+interface UsageReporting {
   tokens: 'live' | 'end' | 'none';
   cost: 'live' | 'end' | 'none';
 }
@@ -68,7 +66,7 @@ const reportingByFormat: Readonly<Record<string, UsageReporting>> = {
 };
 
 /** What an output format reports (PROVIDERS.md §4); text, Cursor and Amp report nothing. */
-export function usageReporting(format: string): UsageReporting {
+function usageReporting(format: string): UsageReporting {
   return reportingByFormat[format] ?? { tokens: 'none', cost: 'none' };
 }
 

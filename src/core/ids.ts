@@ -1,7 +1,7 @@
 // Identifiers: a prefix naming the resource and a random part of 64 bits (16 hex digits).
 // Run ids start with the creation time, so they sort by when the run was made.
 
-export type IdPrefix = 'pl' | 'run' | 'trg' | 'prj' | 'con' | 'ch' | 'inb' | 'hrn' | 'rnr';
+type IdPrefix = 'pl' | 'run' | 'trg' | 'prj' | 'con' | 'ch' | 'inb' | 'hrn' | 'rnr';
 
 const idPattern = /^(pl|run|trg|prj|con|ch|inb|hrn|rnr)_[0-9a-z]{16,32}$/;
 

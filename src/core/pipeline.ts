@@ -33,7 +33,7 @@ const parallelRunsRange = { min: 1, max: 100 };
 
 // ───────────────────────────── Pipelines ─────────────────────────────
 
-export type PipelineBody = Omit<PipelineExport, 'servicePipeline'>;
+type PipelineBody = Omit<PipelineExport, 'servicePipeline'>;
 
 /** Every field a pipeline and its export share; `harnessIds` (`connections`) undefined skips the harness (account) check. */
 function readPipelineBody(record: Record<string, unknown>, harnessIds: readonly string[] | undefined, issues: Issues, connections?: readonly KnownAccount[]): PipelineBody {

@@ -3,7 +3,7 @@
 // no text, no script, and colours are checked against a strict pattern before they are used.
 import type { QrCode } from './qr';
 
-export interface QrSvgOptions {
+interface QrSvgOptions {
   /** Light modules around the symbol, an integer from 0 to 64; default 4, the standard's minimum. */
   quietZone?: number;
   /** Pixels per module for the width and height attributes, a number above 0 up to 100; default 8. */

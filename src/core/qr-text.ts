@@ -1,7 +1,7 @@
 // Draws a QR Code for a terminal with Unicode half blocks: each text line holds two module rows.
 import type { QrCode } from './qr';
 
-export interface QrTerminalOptions {
+interface QrTerminalOptions {
   /** Light modules around the symbol, an integer from 0 to 64; default 4, the standard's minimum. */
   quietZone?: number;
   /**

@@ -9,7 +9,7 @@ import type { Pipeline, Project, Runner, TriggerConfig } from './api';
 import { quote, type ValidationIssue } from './errors';
 import { localRunner, readRunnerId } from './runners';
 
-export interface RunnerChoice {
+interface RunnerChoice {
   runnerId: string;
   /** Why, for the trigger's editor and state: `the trigger names it`, `a webhook without a secret: …`. */
   reason: string;

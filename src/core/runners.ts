@@ -11,8 +11,6 @@ import { isAbsent, isRecord, own, readBoolean, readInteger, readText, shown } fr
 /** The built-in runner: this machine, with the user's own rights. It cannot be changed or deleted. */
 export const localRunner: Readonly<Runner> = Object.freeze({ id: 'local', name: 'This computer', kind: 'local' });
 
-export const runnerKinds: readonly Runner['kind'][] = ['local', 'sandbox', 'ssh'];
-
 /** Where an ssh runner's workspaces go when it names no workDir: relative to the login folder. */
 export const defaultRemoteWorkDir = '.factory/work';
 
@@ -24,7 +22,7 @@ const userPattern = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
 const controlCharacters = /[\u0000-\u001f\u007f]/;
 
 /** True when `value` names a runner: `local`, or an id `newId('rnr')` made. */
-export function isRunnerId(value: unknown): value is string {
+function isRunnerId(value: unknown): value is string {
   return value === localRunner.id || isId(value, 'rnr');
 }
 

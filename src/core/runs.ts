@@ -8,8 +8,8 @@ import { ValidationError, quote, type ValidationIssue } from './errors';
 import { isRecord, nulCharacterMessage, shown } from './validate';
 
 export const runStatuses: readonly RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'];
-export const defaultListLimit = 500;
-export const maxListLimit = 10_000;
+const defaultListLimit = 500;
+const maxListLimit = 10_000;
 
 /** A readable duration: "850 ms", "4.2 s", "3 min 5 s". */
 export function formatDuration(ms: number): string {
@@ -32,7 +32,7 @@ const maxTextLength = 1_000_000;
  * (src/triggers/providers/generic.ts), since deeper objects overflow the stack of JSON.stringify
  * and structuredClone when the run is stored.
  */
-export const maxRawDepth = 100;
+const maxRawDepth = 100;
 
 /**
  * Checks `issue.raw` without recursion: nesting deeper than `maxRawDepth`, and NUL in its texts
@@ -62,7 +62,7 @@ function checkRaw(raw: Record<string, unknown>, field: string, issues: Validatio
  * Checks an issue from any door; returns a clean copy (unknown fields dropped, `raw` kept). Refuses
  * text holding NUL (in `raw` too) and a `raw` nested deeper than `maxRawDepth`.
  */
-export function validateIssue(input: unknown, issues: ValidationIssue[], field = 'issue'): Issue | undefined {
+function validateIssue(input: unknown, issues: ValidationIssue[], field = 'issue'): Issue | undefined {
   if (!isRecord(input)) {
     issues.push({ field, message: `The issue must be an object with at least a title, not ${shown(input)}` });
     return undefined;

@@ -26,7 +26,7 @@ const arithmeticTests = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
 const sshValueOptions = new Set(['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i', '-J', '-L', '-l', '-m', '-O', '-o', '-p', '-Q', '-R', '-S', '-W', '-w', '-B']);
 
 /** The program name a word runs: `/usr/bin/bash` → `bash`. */
-export function programName(word: Word | undefined): string | undefined {
+function programName(word: Word | undefined): string | undefined {
   const literal = word?.literal;
   return literal === undefined ? undefined : literal.slice(literal.lastIndexOf('/') + 1);
 }
@@ -51,7 +51,7 @@ const maxBareNameWord = 256;
 const bareName = /(?<![A-Za-z0-9_$#{])[A-Za-z_][A-Za-z0-9_]*/g;
 
 /** Records the bare names in the arithmetic words `words` as variable uses in `codePlace`. */
-export function markBareNames(words: Iterable<Word | undefined>, codePlace: CodePlace, where: Span, record: ShellScan): void {
+function markBareNames(words: Iterable<Word | undefined>, codePlace: CodePlace, where: Span, record: ShellScan): void {
   for (const word of words) {
     if (word === undefined || word.raw.length > maxBareNameWord) continue;
     for (const match of word.raw.matchAll(bareName)) {
@@ -92,7 +92,7 @@ export function staticText(word: Word): string | undefined {
 }
 
 /** What one simple command does that the scan follows further. */
-export interface CommandFacts {
+interface CommandFacts {
   /** The program that reads the command's standard input as code (`sh`, `bash -s`, `python -`). */
   readsCode: string | undefined;
   /** `read`/`mapfile` assignments whose value is the command's input. */
@@ -246,7 +246,7 @@ export function analyzeCommand(all: readonly Word[], record: ShellScan): Command
  * shell appears in the command: `sudo sh -c`, `find -exec sh -c`), the program of an interpreter,
  * awk or sed, and the remote command of ssh. Returns the program that reads its input as code.
  */
-export function reparsedArguments(words: readonly Word[], nameAt: number, record: ShellScan): string | undefined {
+function reparsedArguments(words: readonly Word[], nameAt: number, record: ShellScan): string | undefined {
   let readsInput: string | undefined;
   for (let at = nameAt; at < words.length; at += 1) {
     const program = programName(words[at]);

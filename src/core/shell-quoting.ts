@@ -82,7 +82,7 @@ export function renderShellCommand(command: string, context: TemplateContext, ow
 }
 
 /** The readable environment variable that holds `path`'s value in every step, if there is one. */
-export function readableVariableName(path: string): string | undefined {
+function readableVariableName(path: string): string | undefined {
   if (!isKnownPlaceholderRoot(path)) return undefined;
   const [root, second, third] = path.split('.');
   switch (root) {
@@ -178,7 +178,7 @@ function codePlaceMessage(path: string, place: CodePlace): string {
 }
 
 /** A problem of one placeholder in a shell command: `error` refuses the pipeline, `warning` is shown. */
-export interface ShellCommandProblem {
+interface ShellCommandProblem {
   severity: 'error' | 'warning';
   path: string;
   message: string;

@@ -171,7 +171,7 @@ export interface CodeFrame {
 }
 
 /** A code place the text is in, from where it starts. */
-export interface Danger {
+interface Danger {
   place: CodePlace;
   span: Span;
 }

@@ -6,7 +6,7 @@
 import type { Issue } from './api';
 
 /** One `{{ path }}` in a template: the trimmed path and where the placeholder stands. */
-export interface Placeholder {
+interface Placeholder {
   path: string;
   start: number;
   end: number;

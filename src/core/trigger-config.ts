@@ -7,9 +7,9 @@ import { validateVariables } from './runs';
 import { readKnownRunnerId } from './runner-choice';
 import { isRecord, readBoolean, readInteger, readText } from './validate';
 
-export const triggerKinds: readonly TriggerKind[] = ['webhook', 'linear', 'jira', 'github', 'github-review'];
+const triggerKinds: readonly TriggerKind[] = ['webhook', 'linear', 'jira', 'github', 'github-review'];
 export const defaultPollIntervalSec = 60;
-export const minimumPollIntervalSec = 15;
+const minimumPollIntervalSec = 15;
 /** Follow-up runs one pull request gets from a 'github-review' trigger unless it says otherwise. */
 export const defaultMaxFollowUps = 3;
 const repositoryPattern = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
@@ -20,7 +20,7 @@ export function connectionKindOf(kind: TriggerKind): ConnectionKind | undefined 
   return kind === 'github-review' ? 'github' : kind;
 }
 
-export interface TriggerContext {
+interface TriggerContext {
   pipelineIds: readonly string[];
   connectionIds: readonly string[];
   /** Kinds this build can run; others are refused with a clear message. */
@@ -156,7 +156,7 @@ function readApprovalCommands(input: Record<string, unknown>, trigger: Omit<Trig
   else issues.push({ field: 'commandPrefix', message: `The command prefix must be 1 to 3 characters without spaces, such as /, not ${quote(prefix)}` });
 }
 
-export const connectionKinds: readonly ConnectionKind[] = ['linear', 'jira', 'github'];
+const connectionKinds: readonly ConnectionKind[] = ['linear', 'jira', 'github'];
 
 /**
  * Validates an account to save or test and returns a clean copy. `token` stays undefined when none

@@ -41,7 +41,7 @@ function said(subject: string | undefined, message: string): string {
   return subject ? `${subject} ${message}` : message;
 }
 
-export interface TextRule {
+interface TextRule {
   max: number;
   /** Cut the spaces around the text (names, ids), or keep it as written (commands, prompts). */
   trim: boolean;
@@ -78,7 +78,7 @@ export function readText(record: Record<string, unknown>, key: string, field: st
   return text;
 }
 
-export interface IntegerRule {
+interface IntegerRule {
   min: number;
   max: number;
   /** What is counted, such as "seconds". */

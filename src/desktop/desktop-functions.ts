@@ -25,16 +25,16 @@ export interface DesktopPorts {
 }
 
 /** What the desktop functions use of remote access (src/http/remote.ts). */
-export interface RemotePorts {
+interface RemotePorts {
   pairing(): RemotePairing;
   resetToken(): Promise<void>;
 }
 
 /** The editors openInEditor tries, in order. */
-export const editorCommands = ['code', 'cursor'] as const;
+const editorCommands = ['code', 'cursor'] as const;
 
 /** Refuses anything but an http: or https: URL, naming the scheme it got. */
-export function checkWebUrl(url: unknown): string {
+function checkWebUrl(url: unknown): string {
   if (typeof url !== 'string' || url.trim() === '') throw new ValidationError('The link must be a non-empty text');
   let parsed: URL;
   try {
@@ -49,7 +49,7 @@ export function checkWebUrl(url: unknown): string {
 }
 
 /** Refuses anything but an absolute path string without NUL characters. */
-export function checkAbsolutePath(path: unknown): string {
+function checkAbsolutePath(path: unknown): string {
   if (typeof path !== 'string' || path === '') throw new ValidationError('The path must be a non-empty text');
   if (path.includes('\0')) throw new ValidationError('The path must not contain NUL characters');
   if (!isAbsolute(path)) throw new ValidationError(`The path ${quote(path)} is not an absolute path`);

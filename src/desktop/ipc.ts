@@ -15,7 +15,7 @@ export const eventChannel = 'factory:event';
 export const refusedMessage = 'Refused: this request did not come from the Factory window';
 
 /** The channel of a method: `factory:<method>`. */
-export function channelOf(name: MethodName): string {
+function channelOf(name: MethodName): string {
   return `factory:${name}`;
 }
 

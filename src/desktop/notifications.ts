@@ -11,7 +11,7 @@ import type { FactoryApi, InboxItem, Snapshot } from '../core/api';
 import { setTimer as setClampedTimer } from '../core/timers';
 
 /** The inbox kinds that show a notification. */
-export const notifiedKinds: readonly InboxItem['kind'][] = ['run.waiting', 'run.succeeded', 'run.failed'];
+const notifiedKinds: readonly InboxItem['kind'][] = ['run.waiting', 'run.succeeded', 'run.failed'];
 
 /** The part of an Electron Notification we use. */
 export interface NotificationLike {
@@ -19,7 +19,7 @@ export interface NotificationLike {
   show(): void;
 }
 
-export interface NotificationPorts {
+interface NotificationPorts {
   NotificationClass: new (options: { title: string; body: string }) => NotificationLike;
   /** Electron's Notification.isSupported. */
   isSupported(): boolean;
@@ -108,7 +108,7 @@ export function createNotifier(ports: NotificationPorts) {
 }
 
 /** True when an enabled `desktop` channel exists: it then shows run notifications itself. */
-export function hasDesktopChannel(snapshot: Pick<Snapshot, 'channels'>): boolean {
+function hasDesktopChannel(snapshot: Pick<Snapshot, 'channels'>): boolean {
   return snapshot.channels.some((channel) => channel.kind === 'desktop' && channel.enabled);
 }
 

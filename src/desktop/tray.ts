@@ -5,7 +5,7 @@
 import type { Menu as ElectronMenu, MenuItemConstructorOptions, NativeImage, Tray } from 'electron';
 import type { FactoryApi, Run, Snapshot } from '../core/api';
 
-export interface TrayActions {
+interface TrayActions {
   /** Shows and focuses the window. */
   open(): void;
   /** Shows the window at a hash path such as `#/runs/<id>`. */
@@ -27,7 +27,7 @@ export function waitingRuns(runs: readonly Run[]): Run[] {
 }
 
 /** A run's name in the menu: its issue title, else its pipeline's name. */
-export function runLabel(run: Run): string {
+function runLabel(run: Run): string {
   const label = run.issue?.title?.trim() || run.pipelineName || run.id;
   return label.length > labelLimit ? `${label.slice(0, labelLimit - 1)}…` : label;
 }
@@ -38,7 +38,7 @@ export function runLabel(run: Run): string {
  * were on, so the tray only switches the server: webhook deliveries stop, nothing else changes.
  * Polling triggers keep running; the Triggers screen switches those one by one.
  */
-export function triggersPaused(state: TrayState): boolean {
+function triggersPaused(state: TrayState): boolean {
   return !state.settings.webhookServer.enabled;
 }
 
@@ -63,7 +63,7 @@ export function buildTrayMenu(state: TrayState, actions: TrayActions): MenuItemC
 }
 
 /** The tooltip: the app name, and how many runs wait when any do. */
-export function trayToolTip(waitingCount: number): string {
+function trayToolTip(waitingCount: number): string {
   if (waitingCount === 0) return 'Factory';
   return `Factory: ${waitingCount} run${waitingCount === 1 ? '' : 's'} waiting for approval`;
 }
@@ -72,7 +72,7 @@ export function trayToolTip(waitingCount: number): string {
  * A 16×16 disc as BGRA pixels for nativeImage.createFromBitmap: black for a macOS template image
  * (the menu bar tints it), mid grey elsewhere (readable on light and dark panels).
  */
-export function trayIconPixels(size: number, template: boolean): Buffer {
+function trayIconPixels(size: number, template: boolean): Buffer {
   const pixels = Buffer.alloc(size * size * 4);
   const shade = template ? 0 : 0x80;
   const centre = (size - 1) / 2;
@@ -94,12 +94,12 @@ export function trayIconPixels(size: number, template: boolean): Buffer {
 }
 
 /** What installTray uses of Electron besides the Tray class. */
-export interface TrayElectron {
+interface TrayElectron {
   Menu: Pick<typeof ElectronMenu, 'buildFromTemplate'>;
   nativeImage: { createFromBitmap(buffer: Buffer, options: { width: number; height: number }): NativeImage };
 }
 
-export interface TrayHooks extends Omit<TrayActions, 'setTriggersPaused'> {
+interface TrayHooks extends Omit<TrayActions, 'setTriggersPaused'> {
   /** The dock / launcher badge (app.setBadgeCount); absent where not supported. */
   setBadgeCount?: (count: number) => void;
   platform: NodeJS.Platform;

@@ -38,9 +38,9 @@ export function secureWebPreferences(preloadPath: string): WebPreferences {
 }
 
 /** A BrowserWindow constructor (Electron's, or a fake in tests). */
-export type BrowserWindowConstructor = new (options: BrowserWindowConstructorOptions) => BrowserWindow;
+type BrowserWindowConstructor = new (options: BrowserWindowConstructorOptions) => BrowserWindow;
 
-export interface MainWindowOptions {
+interface MainWindowOptions {
   /** Absolute path of dist/desktop/preload.js. */
   preloadPath: string;
   /** Absolute path of dist/ui/index.html. */
@@ -83,7 +83,7 @@ export interface HeadersDetails {
 }
 
 /** The part of Electron's WebContents that lockDown uses. */
-export interface LockableContents {
+interface LockableContents {
   setWindowOpenHandler(handler: (details: { url: string }) => { action: 'deny' } | { action: 'allow' }): void;
   on(event: 'will-navigate', listener: (event: PreventableEvent, url: string) => void): unknown;
   on(event: 'will-redirect', listener: (event: PreventableEvent, url: string) => void): unknown;
@@ -97,7 +97,7 @@ export interface LockableContents {
   };
 }
 
-export interface LockDownOptions {
+interface LockDownOptions {
   /** The file URL of our page (dist/ui/index.html). */
   appUrl: string;
   /** Opens an http(s) link in the user's browser; its failure is only logged. */
@@ -113,7 +113,7 @@ export function isAppUrl(url: string, appUrl: string): boolean {
 }
 
 /** True for http: and https: URLs, the only ones handed to the browser. */
-export function isWebUrl(url: string): boolean {
+function isWebUrl(url: string): boolean {
   const parsed = parseUrl(url);
   return parsed !== undefined && (parsed.protocol === 'http:' || parsed.protocol === 'https:');
 }

@@ -15,9 +15,9 @@ import { setTimer } from '../core/timers';
 import type { SpendFile } from '../store/spend-file';
 
 /** The share of a cap at which the notice goes out. */
-export const warnAtShare = 0.8;
+const warnAtShare = 0.8;
 
-export interface BudgetKeeperOptions {
+interface BudgetKeeperOptions {
   spend: SpendFile;
   /** Settings.spendLimitUsdPerDay as it is now. */
   dailyLimit(): number | undefined;
@@ -27,13 +27,13 @@ export interface BudgetKeeperOptions {
 }
 
 /** A pause at a cap: what StepRun.budgetStop and StepRun.message become. */
-export interface BudgetPause {
+interface BudgetPause {
   budgetStop: BudgetStop;
   message: string;
 }
 
 /** The harness as a meter needs it: its name, output format and own prices. */
-export type MeteredHarness = Pick<HarnessDefinition, 'name' | 'output' | 'prices'>;
+type MeteredHarness = Pick<HarnessDefinition, 'name' | 'output' | 'prices'>;
 
 /** Meters one process of the CLI. */
 export interface ProcessMeter {

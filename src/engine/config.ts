@@ -17,9 +17,9 @@ import type { ConfigFile, DataStore } from '../store/data-store';
 /** Harness ids every installation knows (the built-in harnesses). */
 export const builtInHarnessIds = ['claude', 'codex', 'gemini', 'opencode', 'cursor', 'amp'] as const;
 
-export type ConfigListener = (previous: ConfigFile, next: ConfigFile) => void;
+type ConfigListener = (previous: ConfigFile, next: ConfigFile) => void;
 
-export interface ConfigOptions {
+interface ConfigOptions {
   /** Settings that apply to this start only (command-line flags); not written unless saved. */
   overrides?: unknown;
   now?: () => number;

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 /** The fields of /proc/<pid>/stat that tell who a process is and where it came from. */
-export interface ProcessStatus {
+interface ProcessStatus {
   pid: number;
   parent: number;
   group: number;

@@ -6,10 +6,10 @@ import type { Run } from '../core/api';
 import type { EarlierAgentWork } from './steps';
 
 /** How many earlier runs on the branch are read before giving up (each may be a disk read). */
-export const maxRunsLookedAt = 20;
+const maxRunsLookedAt = 20;
 
 /** True when `run` worked on `branch`: a step of it opened the pull request, or it followed one up. */
-export function workedOnBranch(run: Run, branch: string): boolean {
+function workedOnBranch(run: Run, branch: string): boolean {
   return run.followUp?.branch === branch || run.steps.some((step) => step.pullRequest?.branch === branch);
 }
 

@@ -10,7 +10,7 @@ import type { Project, RunBranch } from '../core/api';
 import { isId } from '../core/ids';
 import { exists, git, isFolder, isWorktreeOf, realpathOrSelf, worktreeBranch, worktreePath, type CommandRunner, type GitContext, type SetupLogStream } from './workspace';
 
-export interface RetireOptions {
+interface RetireOptions {
   project: Project;
   runId: string;
   /** The run's issue title, for the commit message of uncommitted work. */
@@ -23,7 +23,7 @@ export interface RetireOptions {
   log?: (line: string, stream: SetupLogStream) => void;
 }
 
-export interface Retired {
+interface Retired {
   /** The branch kept (it has commits found nowhere else), or undefined when it was deleted or never existed. */
   keptBranch?: string;
   /** What was done, in words: `kept branch factory/run_… (3 commits not merged anywhere)`. */

@@ -7,10 +7,10 @@
 
 import { randomBytes } from 'node:crypto';
 import { close, open, read } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 
 /** The environment variable runProcess sets on every process it starts. */
-export const PROCESS_MARKER_VARIABLE = 'FACTORY_PROCESS_MARKER';
+const PROCESS_MARKER_VARIABLE = 'FACTORY_PROCESS_MARKER';
 
 /** How many /proc/<pid>/environ files are read at once: few enough to leave libuv's threads to others. */
 const READ_CONCURRENCY = 8;
@@ -22,20 +22,6 @@ const READ_CONCURRENCY = 8;
 export function createProcessMarker(): { name: string; value: string; entry: string } {
   const value = randomBytes(16).toString('hex');
   return { name: PROCESS_MARKER_VARIABLE, value, entry: `${PROCESS_MARKER_VARIABLE}=${value}` };
-}
-
-/**
- * True when process `pid`'s environment holds `entry` (`NAME=value`) as one whole string. False
- * when it does not, when the process is gone, is a zombie, or is not ours to read; never rejects.
- */
-export async function environmentHolds(pid: number, entry: string, procFolder = '/proc'): Promise<boolean> {
-  let environment: Buffer;
-  try {
-    environment = await readFile(`${procFolder}/${pid}/environ`);
-  } catch {
-    return false;
-  }
-  return holdsEntry(environment, Buffer.from(entry, 'utf8'));
 }
 
 /**

@@ -106,7 +106,7 @@ export class Leftovers {
   }
 }
 
-export type SignalSender = (pid: number, signal: NodeJS.Signals) => void;
+type SignalSender = (pid: number, signal: NodeJS.Signals) => void;
 
 export function sendSignal(pid: number, signal: NodeJS.Signals): void {
   process.kill(pid, signal);

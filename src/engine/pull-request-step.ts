@@ -71,7 +71,7 @@ export interface PullRequestHost {
   updatePull(connection: Connection, repository: string, number: number, change: { title: string; body: string }, signal?: AbortSignal): Promise<GitHubPull>;
 }
 
-export interface PullRequestRunnerOptions {
+interface PullRequestRunnerOptions {
   /** The connection of that id, token included; undefined when there is none. */
   connection(id: string): Connection | undefined;
   github: PullRequestHost;

@@ -18,7 +18,7 @@ export const firstBackoffMs = 60_000;
 export const longestBackoffMs = 3600_000;
 
 /** What run.json keeps about a step's waits in a row (never sent to a caller: core/runs.ts strips it). */
-export interface RateLimitHistory {
+interface RateLimitHistory {
   /** When the first of these waits began. */
   since: number;
   waits: number;
@@ -27,7 +27,7 @@ export interface RateLimitHistory {
 }
 
 /** The limit an attempt ended on, as the agent runner reports it. */
-export interface RateLimitReport {
+interface RateLimitReport {
   /** The harness's name, for the words of a failure. */
   harness?: string;
   /** When the CLI says the limit resets (epoch ms); absent when it named no time. */
@@ -36,7 +36,7 @@ export interface RateLimitReport {
   message: string;
 }
 
-export type RateLimitDecision = { wait: true; resumeAt: number; history: RateLimitHistory } | { wait: false; error: string };
+type RateLimitDecision = { wait: true; resumeAt: number; history: RateLimitHistory } | { wait: false; error: string };
 
 /** Words for a time on this machine's clock, e.g. `27 Nov 2026, 14:05`. */
 export function clockWords(epoch: number): string {

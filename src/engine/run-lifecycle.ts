@@ -95,7 +95,7 @@ export async function finishRun(state: RunState, run: Run, status: 'succeeded' |
  * retired worktree does) and the kept-work rules apply to it. A failure is said in the run's log;
  * the remote worktree then stays.
  */
-export async function collectWork(state: RunState, run: Run): Promise<void> {
+async function collectWork(state: RunState, run: Run): Promise<void> {
   const execution = run.workspace ? state.executionFor(run) : undefined;
   const project = state.options.config.current.projects.find((candidate) => candidate.id === run.projectId);
   if (!execution?.remote || !project) return;

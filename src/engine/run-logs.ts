@@ -10,7 +10,7 @@ import type { StepLogWriter } from '../store/step-log';
 import type { LogStream } from '../store/step-log-format';
 
 /** The most bytes one `logs` event carries (its lines, and what the event adds around each). */
-export const liveEventBytes = 256 * 1024;
+const liveEventBytes = 256 * 1024;
 const defaultPageLines = 1000;
 const maxPageLines = 10_000;
 /** The most bytes of lines one page answer carries. */

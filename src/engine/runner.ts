@@ -23,7 +23,7 @@ import { bringWorkHome, prepareRemoteWorkspace, removeRemoteWorkspace } from './
 import { prepareWorkspace, realpathOrSelf, worktreeBranch, type CommandRunner, type SetupLogStream } from './workspace';
 
 /** What a step's process needs beyond the options of runProcess, for runners that wrap it. */
-export interface ExecNeeds {
+interface ExecNeeds {
   /** Names the process on a remote host (`<run-id>.<step-id>`): its pid file there. */
   key: string;
   /** The harness's declared folders (HarnessDefinition.sandboxPaths), mounted read-write in a sandbox. */
@@ -31,7 +31,7 @@ export interface ExecNeeds {
 }
 
 
-export interface WorkspaceRequest {
+interface WorkspaceRequest {
   project: Project;
   runId: string;
   worktreesDir: string;
@@ -43,7 +43,7 @@ export interface WorkspaceRequest {
   followUp?: { remote: string; branch: string };
 }
 
-export interface CollectRequest {
+interface CollectRequest {
   project: Project;
   runId: string;
   title?: string;
@@ -70,7 +70,7 @@ export interface ExecutionRunner {
 }
 
 /** This computer, as the user. */
-export class LocalRunner implements ExecutionRunner {
+class LocalRunner implements ExecutionRunner {
   readonly remote = false;
   constructor(readonly runner: Readonly<Runner>) {}
 
@@ -88,7 +88,7 @@ export class LocalRunner implements ExecutionRunner {
 }
 
 /** The folders an agent CLI's install needs read-only in a sandbox: where it is, and where its link points, when outside /usr. */
-export async function installFolders(command: string): Promise<string[]> {
+async function installFolders(command: string): Promise<string[]> {
   if (!command.startsWith('/')) return [];
   const real = await realpathOrSelf(command);
   // An npm-installed CLI's link points into its package (…/node_modules/<name>/bin/cli.js): the package is needed whole.
@@ -97,7 +97,7 @@ export async function installFolders(command: string): Promise<string[]> {
 }
 
 /** This computer, every step process inside bubblewrap (sandbox.ts); never a fall-back to no sandbox. */
-export class SandboxRunner extends LocalRunner {
+class SandboxRunner extends LocalRunner {
   constructor(runner: Readonly<Runner>, private readonly bwrapPath?: string) {
     super(runner);
   }

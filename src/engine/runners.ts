@@ -10,7 +10,7 @@ import { runProcess } from './process';
 import { sandboxCommand } from './sandbox';
 import { definedEntries, shellWord, sshVersions, type SshSetup } from './ssh';
 
-export interface RunnerTestOptions extends Partial<RunnerContext> {
+interface RunnerTestOptions extends Partial<RunnerContext> {
   /** The harnesses whose CLIs are looked for (the enabled ones). */
   harnesses: readonly HarnessDefinition[];
   /** The environment the commands run with; default process.env. */

@@ -23,7 +23,7 @@ import type { Runner } from '../core/api';
 import { FactoryError, quote } from '../core/errors';
 
 /** How to get bwrap: the package is named in every error about it. */
-export const bubblewrapInstall = 'apt-get install bubblewrap';
+const bubblewrapInstall = 'apt-get install bubblewrap';
 
 /** The sandbox cannot be made on this machine: the message says why and what to install or change. */
 export class SandboxUnavailableError extends FactoryError {
@@ -31,7 +31,7 @@ export class SandboxUnavailableError extends FactoryError {
 }
 
 /** Folders of the system mounted read-only when they exist (symlinks, as on merged-/usr systems, are recreated as symlinks). */
-export const systemPaths: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+const systemPaths: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 /**
  * The parts of /etc a step may read: name resolution, users and groups (for `id`, git, ssh), TLS
@@ -39,7 +39,7 @@ export const systemPaths: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', 
  * there), git's and the shell's system-wide settings. Not /etc/shadow, /etc/ssh (host keys),
  * /etc/ssl/private, /etc/sudoers, nor anything else.
  */
-export const etcPaths: readonly string[] = [
+const etcPaths: readonly string[] = [
   '/etc/resolv.conf', '/etc/hosts', '/etc/host.conf', '/etc/nsswitch.conf', '/etc/gai.conf', '/etc/services', '/etc/protocols',
   '/etc/passwd', '/etc/group', '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates', '/etc/ca-certificates.conf',
   '/etc/pki/tls/certs', '/etc/pki/ca-trust', '/etc/localtime', '/etc/timezone', '/etc/ld.so.cache', '/etc/ld.so.conf',
@@ -47,10 +47,10 @@ export const etcPaths: readonly string[] = [
 ];
 
 /** What a path on this machine is, as the layout needs to know. */
-export type PathKind = { kind: 'folder' } | { kind: 'file' } | { kind: 'symlink'; target: string } | undefined;
+type PathKind = { kind: 'folder' } | { kind: 'file' } | { kind: 'symlink'; target: string } | undefined;
 
 /** The folders git needs inside the sandbox, beside the workspace (see gitMounts). */
-export interface GitMounts {
+interface GitMounts {
   /** Mounted read-only first. */
   readOnly: string[];
   /** Then these, read-write, on top. */
@@ -60,7 +60,7 @@ export interface GitMounts {
 }
 
 /** Everything the argument list is made from; sandboxArguments is a pure function of it. */
-export interface SandboxLayout {
+interface SandboxLayout {
   network: boolean;
   workspace: string;
   /** The home folder inside: an empty private folder at this path (HOME). */
@@ -120,7 +120,7 @@ export interface SandboxCommandOptions {
 }
 
 /** What to start in place of the step's command: bwrap with its arguments, and the environment for it. */
-export interface SandboxedCommand {
+interface SandboxedCommand {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -152,7 +152,7 @@ export async function sandboxCommand(runner: Pick<Runner, 'kind' | 'network'>, o
 }
 
 /** `~/x` → `<home>/x`; `~` → home; other paths as they are. Relative paths are refused (RangeError). */
-export function expandHome(path: string, home: string): string {
+function expandHome(path: string, home: string): string {
   if (path === '~') return home;
   if (path.startsWith('~/')) return join(home, path.slice(2));
   if (!isAbsolute(path)) throw new RangeError(`A sandbox path must be absolute or start with ~/, not ${quote(path)}`);
@@ -169,7 +169,7 @@ export function expandHome(path: string, home: string): string {
  * project without worktrees): `.git` read-only, so commits fail inside the sandbox and Factory's
  * kept-work rules commit what is left. No git: nothing.
  */
-export async function gitMounts(workspace: string): Promise<GitMounts> {
+async function gitMounts(workspace: string): Promise<GitMounts> {
   const dotGit = join(workspace, '.git');
   const what = await inspect(dotGit);
   if (what?.kind === 'folder') return { readOnly: [], writable: [], pinned: [dotGit] };

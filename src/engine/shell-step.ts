@@ -17,10 +17,10 @@ import type { StepOutcome, StepRunner } from './steps';
  * The largest value passed in the environment. Linux refuses a single environment string over
  * 128 KiB (E2BIG); larger values go through a file that the command reads into a shell variable.
  */
-export const maxEnvironmentValue = 100_000;
+const maxEnvironmentValue = 100_000;
 
 /** The outcome of a finished process, as a step sees it. */
-export function processOutcome(result: ProcessResult, timeoutMs: number, lastErrorLine: string | undefined): StepOutcome {
+function processOutcome(result: ProcessResult, timeoutMs: number, lastErrorLine: string | undefined): StepOutcome {
   const base = { output: result.output, ...(result.exitCode === null ? {} : { exitCode: result.exitCode }) };
   const detail = lastErrorLine ? `: ${lastErrorLine}` : '';
   if (result.spawnError) return { status: 'failed', error: result.spawnError };

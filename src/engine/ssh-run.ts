@@ -28,7 +28,7 @@ const environmentName = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * other: either the stop finds the pid and kills the group, or the leader finds the stop and ends
  * without starting the command.
  */
-export const remoteBootstrap = [
+const remoteBootstrap = [
   'cd "$1" || { echo "factory: the folder $1 does not exist on this host" >&2; exit 97; }',
   'pidfile=$2; stopfile=$3; shift 3',
   'while IFS= read -r line; do',
@@ -44,12 +44,12 @@ export const remoteBootstrap = [
 ].join('\n');
 
 /** The lines that put `env` on the bootstrap's stdin (names that are not shell names are left out). */
-export function environmentBlock(env: Record<string, string>): string {
+function environmentBlock(env: Record<string, string>): string {
   const lines = Object.entries(env).filter(([name]) => environmentName.test(name)).map(([name, value]) => `${name}=${Buffer.from(value, 'utf8').toString('base64')}`);
   return lines.join('\n') + '\n\n';
 }
 
-export interface RemoteRunOptions extends Pick<RunProcessOptions, 'stdin' | 'timeoutMs' | 'signal' | 'killGraceMs' | 'onLine' | 'onChunk' | 'outputLimit'> {
+interface RemoteRunOptions extends Pick<RunProcessOptions, 'stdin' | 'timeoutMs' | 'signal' | 'killGraceMs' | 'onLine' | 'onChunk' | 'outputLimit'> {
   /** The folder on the host the command runs in. */
   cwd: string;
   command: string;

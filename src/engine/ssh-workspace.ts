@@ -9,12 +9,12 @@ import {
 } from './ssh';
 
 /** Where a project's clone and a run's worktree live on the host. */
-export function remotePaths(runner: SshRunner, projectId: string, runId: string): { repository: string; worktree: string } {
+function remotePaths(runner: SshRunner, projectId: string, runId: string): { repository: string; worktree: string } {
   const workDir = remoteWorkDir(runner);
   return { repository: `${workDir}/repositories/${projectId}`, worktree: `${workDir}/worktrees/${runId}` };
 }
 
-export interface RemoteWorkspaceOptions {
+interface RemoteWorkspaceOptions {
   projectId: string;
   runId: string;
   /** The project's remote as the host can reach it (its `origin` URL). */

@@ -160,7 +160,7 @@ export async function runRemoteScript(runner: SshRunner, setup: SshSetup, script
 }
 
 /** ssh's stderr (exit code 255) in words a person can act on. */
-export function explainSshFailure(runner: SshRunner, errors: readonly string[]): string {
+function explainSshFailure(runner: SshRunner, errors: readonly string[]): string {
   const text = errors.join('\n');
   const host = `${runner.host}${runner.port ? `:${runner.port}` : ''}`;
   if (/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key for .* has changed/i.test(text)) {

@@ -10,7 +10,7 @@ import { FactoryError, quote } from '../core/errors';
 import { isId } from '../core/ids';
 import { formatDuration } from '../core/runs';
 
-export type OutputStream = 'out' | 'err';
+type OutputStream = 'out' | 'err';
 export type SetupLogStream = OutputStream | 'info';
 
 /** Runs one process without a shell; the engine passes `runProcess`, tests a small spawn wrapper. */
@@ -53,7 +53,7 @@ export class WorkspaceError extends FactoryError {
   override name = 'WorkspaceError';
 }
 
-export const defaultSetupTimeoutMs = 30 * 60 * 1000;
+const defaultSetupTimeoutMs = 30 * 60 * 1000;
 
 /** `<worktreesDir>/<runId>`, absolute. Throws WorkspaceError for a run id that is not safe in a path. */
 export function worktreePath(worktreesDir: string, runId: string): string {

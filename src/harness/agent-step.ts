@@ -16,9 +16,9 @@ import { budgetContinuationPrompt } from '../core/budget';
 import { AgentBudget } from './agent-budget';
 import { AgentWatch, continuationPrompt } from './agent-watch';
 
-export const defaultStallSec = 600;
+const defaultStallSec = 600;
 /** The final answer kept as the step's output, like a shell step's stdout (the tail). */
-export const maxOutputLength = 1024 * 1024;
+const maxOutputLength = 1024 * 1024;
 /** The longest error message a step's error quotes from the CLI, in characters. */
 const maxQuotedError = 300;
 
@@ -61,7 +61,7 @@ class LastError {
   }
 }
 
-export interface AgentRunnerOptions {
+interface AgentRunnerOptions {
   /** The harness definition for an id (built-ins merged with the user's changes), or undefined. */
   harness(id: string): HarnessDefinition | undefined;
   /** The absolute path of the harness's command (PATH and the usual install folders), or undefined. */

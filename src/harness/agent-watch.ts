@@ -10,7 +10,7 @@ import { LivenessTracker } from '../engine/liveness';
 import type { StepOutcome } from '../engine/steps';
 import { UsageLimitWatcher, type UsageLimitHit } from './usage-limits';
 
-export interface AgentWatchOptions {
+interface AgentWatchOptions {
   step: AgentStep;
   /** The run's own signal (a person cancels): `signal` is aborted with it. */
   cancelled?: AbortSignal;
@@ -28,7 +28,7 @@ export interface AgentWatchOptions {
 }
 
 /** How often the silence is looked at: often enough for `quiet` after a minute and a short stallSec. */
-export function checkEveryMs(stallMs: number): number {
+function checkEveryMs(stallMs: number): number {
   return Math.max(50, Math.min(stallMs / 4, 15_000));
 }
 

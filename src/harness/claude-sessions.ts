@@ -17,7 +17,7 @@ const maxFolderNameLength = 200;
 const sessionIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Claude Code's config folder for a step's environment: CLAUDE_CONFIG_DIR, else `<HOME>/.claude`. */
-export function claudeConfigFolder(environment: Readonly<Record<string, string | undefined>>): string {
+function claudeConfigFolder(environment: Readonly<Record<string, string | undefined>>): string {
   return (environment.CLAUDE_CONFIG_DIR || join(environment.HOME || homedir(), '.claude')).normalize('NFC');
 }
 

@@ -14,9 +14,9 @@ import { notInstalledMessage } from './builtins';
 import { buildInvocation } from './invocation';
 import { createParser } from './parsers';
 
-export const generationTimeoutMs = 5 * 60 * 1000;
+const generationTimeoutMs = 5 * 60 * 1000;
 
-export interface GeneratorOptions {
+interface GeneratorOptions {
   harness(id: string): HarnessDefinition | undefined;
   /** The absolute path of the harness's command, or undefined when it is not installed. */
   resolveCommand(definition: HarnessDefinition): Promise<string | undefined>;
@@ -54,14 +54,14 @@ const pipelineSchema = `{
 Step ids match ^[a-z][a-z0-9_-]{0,39}$ and are unique; a placeholder may refer only to EARLIER steps; "choices" is optional.`;
 
 /** The text between a leading and trailing code fence, or the text itself, trimmed. */
-export function stripCodeFence(text: string): string {
+function stripCodeFence(text: string): string {
   const trimmed = text.trim();
   const fenced = /^```[\w-]*\n([\s\S]*?)\n?```$/.exec(trimmed);
   return (fenced ? fenced[1]! : trimmed).trim();
 }
 
 /** The first JSON object in a reply (agents like to add words around it), or undefined. */
-export function extractJsonObject(text: string): unknown {
+function extractJsonObject(text: string): unknown {
   const candidates = [stripCodeFence(text)];
   const start = text.indexOf('{');
   const end = text.lastIndexOf('}');

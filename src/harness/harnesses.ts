@@ -33,7 +33,7 @@ type EditableField = (typeof editableFields)[number];
 const customDefaults = { enabled: true, args: [], promptVia: 'stdin', versionArgs: ['--version'], models: [], output: 'text' };
 
 /** A models command that could not run or failed; the message says which command and why. */
-export class ModelListError extends FactoryError {
+class ModelListError extends FactoryError {
   override name = 'ModelListError';
 }
 
@@ -240,7 +240,7 @@ export class HarnessService {
  * GPT-5` gives `gpt-5`), without colour codes, list bullets and header lines ending in `:`.
  * Duplicates are dropped; the order is kept.
  */
-export function parseModelList(output: string): string[] {
+function parseModelList(output: string): string[] {
   const models = new Set<string>();
   for (const rawLine of output.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').split(/\r?\n/)) {
     const line = rawLine.trim().replace(/^[-*•]\s+/, '');

@@ -5,16 +5,17 @@
 import type { HarnessDefinition } from '../core/api';
 import { ValidationError, quote } from '../core/errors';
 
-/** The placeholders args may use; anything else in `{{ }}` is refused when a harness is saved. */
-export const harnessPlaceholders = ['prompt', 'model', 'systemPrompt'] as const;
-/** Matches one placeholder of args; the names are those of harnessPlaceholders, nothing else. */
+/**
+ * Matches one placeholder of args: prompt, model or systemPrompt are the only ones args may use;
+ * anything else in `{{ }}` is refused when a harness is saved.
+ */
 export const placeholderPattern = /\{\{(prompt|model|systemPrompt)\}\}/g;
 /** The args element that stands for the prompt when it goes as an argument. */
 export const promptElement = '{{prompt}}';
 /** The one placeholder of a harness's `resume` arguments. */
 export const sessionIdElement = '{{sessionId}}';
 
-export interface InvocationRequest {
+interface InvocationRequest {
   prompt: string;
   systemPrompt?: string;
   model?: string;

@@ -9,7 +9,7 @@ import type { EarlierAgentWork } from '../engine/steps';
 import { carryClaudeTranscript, type CarryResult } from './claude-sessions';
 
 /** The longest summary put before a fresh prompt, in characters (an answer, not a transcript). */
-export const maxSummaryLength = 4000;
+const maxSummaryLength = 4000;
 
 /** What each CLI says when it has no session with the id it was given (PROVIDERS.md §7). */
 export const sessionNotFoundPattern = /No conversation found with session ID|No saved session found with ID|Invalid session identifier/i;
@@ -19,7 +19,7 @@ const sessionCarriers: Readonly<Record<string, (options: { sessionId: string; fr
   'claude-stream-json': carryClaudeTranscript,
 };
 
-export interface ResumePlan {
+interface ResumePlan {
   /** The earlier run. */
   runId: string;
   /** The session to resume; absent: start fresh. */

@@ -13,7 +13,7 @@ export interface RemoteState {
   sessions: { hash: string; createdAt: number }[];
 }
 
-export interface RemoteStatePort {
+interface RemoteStatePort {
   load(): Promise<RemoteState | undefined>;
   /** Durable (atomic, mode 0600). */
   save(state: RemoteState): Promise<void>;
@@ -36,17 +36,17 @@ function sha256(text: string): Buffer {
  * are hashed first, so `timingSafeEqual` always sees two 32-byte digests (it throws on unequal
  * lengths), and neither the length nor the content leaks through timing.
  */
-export function secretsEqual(presented: string, secret: string): boolean {
+function secretsEqual(presented: string, secret: string): boolean {
   if (!secret) return false;
   return timingSafeEqual(sha256(presented), sha256(secret));
 }
 
-export function newAccessToken(): string {
+function newAccessToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
 /** The value of one cookie in a Cookie header, or undefined. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
+function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const index = part.indexOf('=');
@@ -88,7 +88,7 @@ export function isAllowedHost(hostHeader: string | undefined, allowedHosts: read
  * of one host, so another local site could otherwise ride on them. A request that states its
  * origin (Origin or Sec-Fetch-Site) must state ours; a POST must state it.
  */
-export function isSameOrigin(request: IncomingMessage): boolean {
+function isSameOrigin(request: IncomingMessage): boolean {
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
   const origin = request.headers.origin;

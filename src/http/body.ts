@@ -15,7 +15,7 @@ export class RequestAbortedError extends HttpError {
   }
 }
 
-export interface BodyOptions {
+interface BodyOptions {
   /** Most bytes accepted; default defaultBodyLimit. */
   limit?: number;
 }
@@ -58,7 +58,7 @@ export function readBody(request: IncomingMessage, options: BodyOptions = {}): P
 }
 
 /** True for `application/json` and `application/<anything>+json`, with or without parameters. */
-export function isJsonContentType(value: string | undefined): boolean {
+function isJsonContentType(value: string | undefined): boolean {
   return typeof value === 'string' && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(value.trim());
 }
 

@@ -8,7 +8,7 @@ import { startHttpServer } from './server';
 
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
-export interface ManagedServerOptions {
+interface ManagedServerOptions {
   /** What it is called in logs ("Webhook server"). */
   name: string;
   /** The URL to show for a listening server (default: the bound URL). */

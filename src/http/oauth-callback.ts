@@ -30,7 +30,7 @@ function escapeHtml(text: string): string {
 }
 
 /** The page after the callback: connected (200), or why not (400), in words, and that it can be closed; phone-wide and in the system's light or dark. */
-export function callbackPage(result: CallbackResult): string {
+function callbackPage(result: CallbackResult): string {
   const title = result.ok ? 'Linear is connected' : 'Linear is not connected';
   return `<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>Factory: ${title}</title>
 <body style="font:16px system-ui;margin:3em auto;max-width:32em;padding:0 1em">

@@ -32,9 +32,9 @@ import { EventStreamHub } from './sse';
 import { createStaticHandler } from './static';
 import { linearCallbackRoute } from './oauth-callback';
 
-export const callBodyLimit = 2 * 1024 * 1024;
+const callBodyLimit = 2 * 1024 * 1024;
 
-export interface RemoteOptions {
+interface RemoteOptions {
   auth: RemoteAuth;
   /** The built renderer (dist/ui). */
   uiRoot: string;
@@ -164,7 +164,7 @@ function createRemoteHandler(options: RemoteOptions & Served) {
 }
 
 /** A URL other devices can use: a LAN address instead of 0.0.0.0 / ::. */
-export function publicBaseUrl(host: string, port: number): string {
+function publicBaseUrl(host: string, port: number): string {
   let name = host;
   if (host === '0.0.0.0' || host === '::') {
     const lan = Object.values(networkInterfaces()).flat().find((address) => address && address.family === 'IPv4' && !address.internal);

@@ -74,7 +74,7 @@ const internalErrorMessage = 'Internal error';
  * 400 for any other FactoryError (the spec answers every method failure with 400); 500 for
  * anything else, which is a bug and whose message is not shown.
  */
-export function errorStatus(error: unknown): number {
+function errorStatus(error: unknown): number {
   if (error instanceof HttpError) return error.status;
   if (error instanceof UnavailableError) return 403;
   if (error instanceof FactoryError) return 400;

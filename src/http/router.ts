@@ -10,7 +10,7 @@ import { BadRequestError } from './respond';
  * (`%2F` decodes to `/`, so check them before using one in a file path); `url` is the parsed
  * request target, for its query (its origin means nothing).
  */
-export type RouteHandler<C> = (
+type RouteHandler<C> = (
   request: IncomingMessage, response: ServerResponse, params: Record<string, string>, context: C, url: URL,
 ) => void | Promise<void>;
 
@@ -25,14 +25,14 @@ export interface Route<C> {
 }
 
 /** What the fallback is told: the parsed URL, and the methods of the routes whose pattern matched the path (none: an unknown path). */
-export interface RouteMiss {
+interface RouteMiss {
   url: URL;
   allowedMethods: string[];
 }
 
-export type FallbackHandler<C> = (request: IncomingMessage, response: ServerResponse, context: C, miss: RouteMiss) => void | Promise<void>;
+type FallbackHandler<C> = (request: IncomingMessage, response: ServerResponse, context: C, miss: RouteMiss) => void | Promise<void>;
 
-export type Router<C> = (request: IncomingMessage, response: ServerResponse, context: C) => Promise<void>;
+type Router<C> = (request: IncomingMessage, response: ServerResponse, context: C) => Promise<void>;
 
 const parameterSegment = /^:([A-Za-z_][A-Za-z0-9_]*)$/;
 

@@ -7,9 +7,9 @@ import { FactoryError } from '../core/errors';
 import { sendError } from './respond';
 
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void | Promise<void>;
-export type ErrorHandler = (error: unknown, request: IncomingMessage, response: ServerResponse) => void;
+type ErrorHandler = (error: unknown, request: IncomingMessage, response: ServerResponse) => void;
 
-export interface HttpServerOptions {
+interface HttpServerOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;

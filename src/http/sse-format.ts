@@ -2,7 +2,7 @@
 // text a client reads back exactly, or a RangeError when a field would be misread.
 
 /** One block of an event stream. Every field is optional; an empty object frames a lone blank line. */
-export interface ServerSentEvent {
+interface ServerSentEvent {
   /** The event's id; the client sends the last one it saw back as `Last-Event-ID` when it reconnects. */
   id?: string | number;
   /** The event type; the client's default is `message`. */

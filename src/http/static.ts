@@ -28,21 +28,21 @@ const contentTypes: Record<string, string> = {
 /** A decoded segment we refuse: empty, a dot file or dot segment, or holding a separator, NUL, a control character or a colon. */
 const unsafeSegment = /^$|^\.|[/\\:\0-\x1f\x7f]/;
 
-export interface StaticOptions {
+interface StaticOptions {
   /** The folder served; it may appear only later (a build in progress answers 404 until then). */
   root: string;
   /** Added to every file answer. */
   headers?: Record<string, string>;
 }
 
-export type StaticHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+type StaticHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
 function notFound(): NotFoundHttpError {
   return new NotFoundHttpError('not found');
 }
 
 /** The decoded path segments of a request target; `/` is `index.html`. Throws NotFoundHttpError for anything unsafe. */
-export function staticSegments(target: string): string[] {
+function staticSegments(target: string): string[] {
   const path = target.split(/[?#]/, 1)[0]!;
   if (!path.startsWith('/')) throw notFound();
   if (path === '/') return ['index.html'];

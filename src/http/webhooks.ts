@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeliveryAnswer, IncomingWebhook } from '../api';
 
 /** Answers one delivery; throwing is a bug, answered 500 `Internal error`. */
-export type WebhookReceiver = (triggerId: string, webhook: IncomingWebhook) => Promise<DeliveryAnswer>;
+type WebhookReceiver = (triggerId: string, webhook: IncomingWebhook) => Promise<DeliveryAnswer>;
 import { errorMessage } from '../core/errors';
 import { readBody } from './body';
 import { NotFoundHttpError, sendJson } from './respond';
@@ -23,7 +23,7 @@ import { createRouter, type Route } from './router';
 export const webhookBodyLimit = 2 * 1024 * 1024;
 
 /** The receiver threw instead of answering: a bug, answered 500 `Internal error` and logged with its cause. */
-export class WebhookReceiverError extends Error {
+class WebhookReceiverError extends Error {
   override name = 'WebhookReceiverError';
   constructor(triggerId: string, cause: unknown) {
     super(`The trigger service failed on a webhook for trigger ${triggerId}: ${errorMessage(cause)}`, { cause });
@@ -47,7 +47,7 @@ function firstQueryValues(url: URL): Record<string, string> {
  * The request handler of the webhook server. Errors it throws (413 for a body over the limit,
  * 404, a receiver that threw) are meant for sendError, startHttpServer's default funnel.
  */
-export function createWebhookHandler(receive: WebhookReceiver): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+function createWebhookHandler(receive: WebhookReceiver): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
   const routes: Route<undefined>[] = [
     {
       method: 'GET',

@@ -8,7 +8,7 @@
 
 import { FactoryError, errorMessage } from '../core/errors';
 
-export interface OutboundRequest {
+interface OutboundRequest {
   url: string;
   method?: string;
   headers?: Record<string, string>;
@@ -36,7 +36,7 @@ export interface HttpAnswer {
   text: string;
 }
 
-export interface HttpOptions {
+interface HttpOptions {
   fetch?: typeof fetch;
 }
 

@@ -21,7 +21,7 @@ export interface AtomicFileHandle {
   close(): Promise<void>;
 }
 
-export interface AtomicWriteOptions {
+interface AtomicWriteOptions {
   /**
    * Permission bits of the new file, such as 0o600 for secrets; the process umask still applies.
    * The temporary file is created with them, so the content never exists with looser permissions.

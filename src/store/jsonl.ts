@@ -21,12 +21,12 @@ export interface JsonlFileHandle {
   close(): Promise<void>;
 }
 
-export interface AppendOptions {
+interface AppendOptions {
   /** fsync after writing, so the records survive a power loss once the promise resolves. */
   sync?: boolean;
 }
 
-export interface JsonlAppenderOptions {
+interface JsonlAppenderOptions {
   /** Open files kept while idle; the least recently used is closed beyond this. Default 32. */
   maxOpenFiles?: number;
   /** Default for appends that do not say: fsync after each write. Default false. */
@@ -243,7 +243,7 @@ async function endsInTornLine(handle: JsonlFileHandle): Promise<boolean> {
   return bytesRead === 1 && lastByte[0] !== newlineByte;
 }
 
-export interface JsonLinesReport<T> {
+interface JsonLinesReport<T> {
   records: T[];
   /** Lines before the last that did not parse (corruption), left out of `records`. */
   skipped: number;

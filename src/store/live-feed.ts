@@ -4,7 +4,7 @@
 import { newline, shown, type LogStream, type StoredLine } from './step-log-format';
 
 /** A line of the live feed: numbered when its writer knows where the log began. */
-export type LiveLine = Omit<StoredLine, 'n'> & { n?: number };
+type LiveLine = Omit<StoredLine, 'n'> & { n?: number };
 
 /** The newest lines pushed since the last `take`, bounded in bytes; what did not fit is counted. */
 export class LiveFeed {

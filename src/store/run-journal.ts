@@ -57,7 +57,7 @@ const realClock: JournalClock = {
 };
 
 /** What the journals on disk hold, read at start. */
-export interface JournalContents {
+interface JournalContents {
   /** The runs recorded, by id, as they were created (not checked beyond their id), with their journal. */
   runs: Map<string, { run: Record<string, unknown>; journal: number }>;
   /** The run ids whose deletion was recorded. */

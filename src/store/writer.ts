@@ -4,9 +4,9 @@
 import { resolve } from 'node:path';
 import { writeFileAtomic, type AtomicFileSystem } from './atomic';
 
-export type FileContent = string | Uint8Array;
+type FileContent = string | Uint8Array;
 
-export interface FileWriteOptions {
+interface FileWriteOptions {
   /** Permission bits of the file, as in `writeFileAtomic`. */
   mode?: number;
 }

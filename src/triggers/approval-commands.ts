@@ -32,14 +32,14 @@ import { linearCommands } from './providers/linear-commands';
 import type { TriggerStates } from './trigger-state';
 
 /** The comments of each tracker kind. */
-export const commandSources: Partial<Record<TriggerKind, CommandSource>> = { github: githubCommands, linear: linearCommands, jira: jiraCommands };
+const commandSources: Partial<Record<TriggerKind, CommandSource>> = { github: githubCommands, linear: linearCommands, jira: jiraCommands };
 
 /** An unsigned comment event reads a run's comments at most this often. */
 const unsignedCheckMs = 10_000;
 /** Comments older than the wait by more than this still count (the tracker's clock and ours differ). */
 const clockMarginMs = 120_000;
 
-export interface ApprovalCommandsOptions {
+interface ApprovalCommandsOptions {
   states: TriggerStates;
   runs: Pick<RunService, 'allRuns' | 'getRun' | 'approveStep'>;
   connection: (id: string | undefined) => Connection | undefined;

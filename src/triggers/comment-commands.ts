@@ -9,11 +9,11 @@
 /** Option ids one command may name (an approval with more options than this is not a real one). */
 export const maxCommandIds = 100;
 /** The comment an approval keeps: RunService.approveStep takes up to this many characters. */
-export const maxCommandComment = 10_000;
+const maxCommandComment = 10_000;
 /** The prefix when the trigger names none: `/approve`, `/reject`. */
 export const defaultCommandPrefix = '/';
 
-export type CommandReading =
+type CommandReading =
   /** Not a command: an ordinary comment. */
   | { kind: 'none' }
   /** A command to take: `selected` are option ids as written (approveStep keeps the known ones). */

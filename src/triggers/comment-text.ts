@@ -44,7 +44,7 @@ const zeroWidthSpace = '\u200B';
  * Outside text without what could change how the text around it reads: control characters (but
  * tabs and line ends), bidirectional overrides and isolates; `\r\n` and `\r` become `\n`.
  */
-export function cleanOutsideText(text: string): string {
+function cleanOutsideText(text: string): string {
   return text.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g, '');
 }
 

@@ -10,7 +10,7 @@ import { validateConnection } from '../core/trigger-config';
 import type { ConfigService } from '../engine/config';
 import type { TrackerProvider } from './provider';
 
-export function connectionView({ token, oauth, ...connection }: Connection): ConnectionView {
+function connectionView({ token, oauth, ...connection }: Connection): ConnectionView {
   // An app installation shows its client id only; its secret, refresh token and times stay here.
   const app = oauth ? { oauth: { clientId: oauth.clientId, hasClientSecret: Boolean(oauth.clientSecret), ...(oauth.expiresAt !== undefined ? { expiresAt: oauth.expiresAt } : {}) } } : {};
   return { ...connection, hasToken: Boolean(token), ...app, ...(oauth?.problem ? { problem: oauth.problem } : {}) };

@@ -91,7 +91,7 @@ export async function updatePull(connection: Connection, repository: string, num
  * /api/v3); api.github.com and GHE.com's api.<name>.ghe.com without `api.`; github.com for an API
  * root at any other host (a proxy in front of api.github.com).
  */
-export function webHost(connection: Connection): string {
+function webHost(connection: Connection): string {
   const root = new URL(apiRoot(connection));
   if (/\/api\/v3$/.test(root.pathname)) return root.host;
   return root.host.startsWith('api.') ? root.host.slice('api.'.length) : 'github.com';

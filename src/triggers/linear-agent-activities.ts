@@ -11,7 +11,7 @@ import { ProviderError } from './provider';
 import { createAgentActivity, linkAgentSession, type AgentActivityContent, type AgentActivityInput } from './providers/linear-agent';
 
 /** Waits before the 2nd, 3rd, ... try of an activity Linear did not take. */
-export const defaultActivityRetryDelaysMs: readonly number[] = [2_000, 15_000, 60_000, 300_000];
+const defaultActivityRetryDelaysMs: readonly number[] = [2_000, 15_000, 60_000, 300_000];
 
 /** An activity to post (or the session's link to set), recorded before it is sent. */
 export interface PlannedActivity {
@@ -29,7 +29,7 @@ export interface PlannedActivity {
 }
 
 /** What the poster needs of the sessions it posts for. */
-export interface ActivityPorts<Session extends { activities: PlannedActivity[] }> {
+interface ActivityPorts<Session extends { activities: PlannedActivity[] }> {
   /** The session kept under this id; undefined when there is none. */
   session(sessionId: string): Session | undefined;
   /** The Linear account the session's trigger uses now. */

@@ -24,7 +24,7 @@ const approveWords = new Set(['approve', 'approved', 'yes', 'y', 'ok', 'okay', '
 const rejectWords = new Set(['reject', 'rejected', 'no', 'n', 'deny', 'decline', '👎']);
 
 /** A person's answer to a waiting step, read from their words in Linear. */
-export interface ApprovalAnswer {
+interface ApprovalAnswer {
   approved: boolean;
   comment?: string;
   /** Option ids ("1", "2", ...). */

@@ -33,7 +33,7 @@ import { readAgentSessionEvent, workspaceOf, type AgentSessionEvent } from './pr
 import type { TriggerStates } from './trigger-state';
 
 /** A long step tells its session how it is doing at most this often. */
-export const progressIntervalMs = 60_000;
+const progressIntervalMs = 60_000;
 /** Sessions whose run ended this long ago are forgotten (their prompts would find no run to decide). */
 const sessionKeepMs = 30 * 24 * 3600_000;
 /** Prompt ids remembered per session. */

@@ -25,9 +25,9 @@ import { LinearAuthenticationError, defaultLinearApi, graphql } from './provider
 import { constantTimeEqual } from './secrets';
 
 /** Linear's authorize page (tests point it at the fake Linear). */
-export const defaultLinearAuthorizeUrl = 'https://linear.app/oauth/authorize';
+const defaultLinearAuthorizeUrl = 'https://linear.app/oauth/authorize';
 /** What the app asks for: act as itself, be assignable (delegation) and mentionable. */
-export const linearAgentScopes = ['read', 'write', 'app:assignable', 'app:mentionable'] as const;
+const linearAgentScopes = ['read', 'write', 'app:assignable', 'app:mentionable'] as const;
 /** A `state` works once, for this long: the person has ten minutes to approve the app. */
 export const oauthStateLifetimeMs = 10 * 60_000;
 /** Installations under way at once; a further one drops the oldest. */
@@ -47,9 +47,9 @@ export interface CallbackResult {
 export type CallbackHandler = (query: URLSearchParams) => Promise<CallbackResult>;
 
 /** Where Linear sends the person back: a URL on the remote-access server, or a one-time loopback listener (closed by `close`). */
-export type CallbackOpener = (complete: CallbackHandler) => Promise<{ redirectUri: string; close?: () => void }>;
+type CallbackOpener = (complete: CallbackHandler) => Promise<{ redirectUri: string; close?: () => void }>;
 
-export interface LinearOAuthOptions {
+interface LinearOAuthOptions {
   config: ConfigService;
   /** Chooses and opens the callback for one installation. */
   openCallback: CallbackOpener;
@@ -79,7 +79,7 @@ interface TokenAnswer {
 }
 
 /** Linear refused a grant (`invalid_grant`, a wrong client): the account must be reconnected. */
-export class OAuthGrantError extends FactoryError {
+class OAuthGrantError extends FactoryError {
   override name = 'OAuthGrantError';
 }
 

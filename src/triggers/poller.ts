@@ -22,9 +22,9 @@ const maxBackoffMs = 3600_000;
  */
 export const maxRateLimitPauseMs = 3600_000;
 /** The first poll of a trigger that has never polled, or whose time passed while Factory was off. */
-export const defaultFirstPollDelayMs = 2000;
+const defaultFirstPollDelayMs = 2000;
 
-export interface PollerOptions {
+interface PollerOptions {
   states: TriggerStates;
   admission: Admission;
   providers: Partial<Record<TriggerKind, TrackerProvider>>;

@@ -13,18 +13,18 @@ import { isRecord } from '../core/validate';
 import type { DataStore } from '../store/data-store';
 import type { CommentInline } from './comment-text';
 
-export const ledgerLimit = 200;
+const ledgerLimit = 200;
 /**
  * A trigger's file is saved at most this often for ledger entries alone: the ledger is a record,
  * not a promise (a 201's promise is its run), so a burst of deliveries costs one write a second,
  * not one each. A crash can lose the last second of entries; `flush` (at stop) loses nothing.
  */
-export const ledgerSaveDelayMs = 1000;
+const ledgerSaveDelayMs = 1000;
 /** Delivery ids remembered per trigger (the latest; Linear retries within 7 hours, Jira within minutes). */
 const deliveryLimit = 5000;
 
 /** What write-back last did for one run: its comment, and the run status the comment shows. */
-export interface WriteBackRecord {
+interface WriteBackRecord {
   commentId?: string;
   shown?: RunStatus;
   /** The write-back mark (state or label) last set. */

@@ -8,7 +8,7 @@
 
 import type { ObservedIssue } from './provider';
 
-export interface UnsignedReadLimits {
+interface UnsignedReadLimits {
   /** How long a read of one issue answers further deliveries of it. */
   reuseMs: number;
   /** Reads a trigger may make at once; the bucket's size. */

@@ -22,14 +22,14 @@ import { ProviderError, type TrackerProvider } from './provider';
 import type { TriggerStates } from './trigger-state';
 
 /** Waits before the 2nd, 3rd, ... try of a failed write-back; a rate limit's own time wins. */
-export const defaultRetryDelaysMs: readonly number[] = [5_000, 30_000, 120_000, 600_000, 1_800_000];
+const defaultRetryDelaysMs: readonly number[] = [5_000, 30_000, 120_000, 600_000, 1_800_000];
 /** Characters of the last step's output quoted in the comment (its end). */
 const outputLimit = 1500;
 const messageLimit = 300;
 /** How long the record of a finished run whose comment is up to date is kept. */
 const recordKeepMs = 7 * 24 * 3600_000;
 
-export interface WriteBackOptions {
+interface WriteBackOptions {
   states: TriggerStates;
   providers: Partial<Record<TriggerKind, TrackerProvider>>;
   trigger: (id: string) => TriggerConfig | undefined;
@@ -226,7 +226,7 @@ const statusWords: Record<RunStatus, string> = {
 };
 
 /** A pull request of a run as its comment shows it: `link` only when the address passed the check. */
-export interface RunPullRequest {
+interface RunPullRequest {
   number: number;
   repository: string;
   link?: string;

@@ -3,7 +3,7 @@
 
 import type { Snapshot } from '../../src/core/api';
 
-export interface ChecklistItem {
+interface ChecklistItem {
   id: 'demo' | 'repository' | 'tracker' | 'webhooks' | 'phone';
   title: string;
   hint: string;

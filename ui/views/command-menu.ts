@@ -28,7 +28,7 @@ export const screens: [path: string, name: string][] = [
 const maxRows = 12;
 
 /** The commands for `query`: screens and pipelines by their words; runs once something is typed (or by an exact id). */
-export function findCommands(context: AppContext, snapshot: Snapshot | undefined, query: string): Command[] {
+function findCommands(context: AppContext, snapshot: Snapshot | undefined, query: string): Command[] {
   const commands: Command[] = screens.map(([path, name]) => ({ label: `Go to ${name}`, keywords: path, run: () => context.navigate(path) }));
   for (const pipeline of snapshot?.pipelines ?? []) {
     commands.push({ label: `Run ${pipeline.name}…`, detail: 'opens its Run panel', keywords: `start pipeline ${pipeline.id}`, run: () => {

@@ -11,7 +11,7 @@ import { accountForm } from './accounts';
  * put in the snapshot by the form), or undefined when cancelled (Cancel, Escape). Focus starts in
  * the form and returns where it was.
  */
-export function connectAccount(context: AppContext, kind: ConnectionKind, kindName: string): Promise<ConnectionView | undefined> {
+function connectAccount(context: AppContext, kind: ConnectionKind, kindName: string): Promise<ConnectionView | undefined> {
   const returnTo = document.activeElement instanceof HTMLElement ? document.activeElement : null;
   return new Promise((resolve) => {
     const dialog = h('dialog', { class: 'dialog connect-dialog', 'aria-labelledby': 'connect-title', 'data-test': 'connect-dialog' },

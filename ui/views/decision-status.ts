@@ -2,9 +2,9 @@
 // (danger: a delivery that failed its signature may be forged), error (danger), or ignored
 // (neutral), from the engine's own words (src/triggers). Pure: no DOM.
 
-export type DecisionKind = 'started' | 'refused' | 'error' | 'ignored';
+type DecisionKind = 'started' | 'refused' | 'error' | 'ignored';
 
-export interface DecisionStatus {
+interface DecisionStatus {
   kind: DecisionKind;
   /** The status in one word or two, shown in the pill. */
   label: string;

@@ -99,7 +99,7 @@ const entriesOf = (screen: number) => [...watched].filter((entry) => entry.scree
 const dirtyEntry = (entry: WatchedForm) => (entry.dirty ? entry.dirty() : formValues(entry.form) !== entry.baseline);
 
 /** True when any form, shown or kept, holds a draft: closing the window would lose it. */
-export function hasDrafts(): boolean {
+function hasDrafts(): boolean {
   return [...watched].some(dirtyEntry);
 }
 

@@ -8,7 +8,7 @@ import { h } from '../dom';
 const detailsSeparator = '\nDetails: ';
 
 /** The words and the details of an error's text ('' when it has none). */
-export function splitError(text: string): { words: string; details: string } {
+function splitError(text: string): { words: string; details: string } {
   const at = text.indexOf(detailsSeparator);
   return at < 0 ? { words: text, details: '' } : { words: text.slice(0, at), details: text.slice(at + detailsSeparator.length) };
 }

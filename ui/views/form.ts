@@ -123,7 +123,7 @@ export async function withBusy<T>(button: HTMLButtonElement, busyText: string, a
   }
 }
 
-export interface FieldIssue {
+interface FieldIssue {
   /** '' when the problem names no field. */
   field: string;
   message: string;

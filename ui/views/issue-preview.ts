@@ -11,7 +11,7 @@ const record = (value: unknown): Record<string, unknown> | undefined => (value &
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() ? value.trim() : undefined);
 
 /** The issue's state and assignee as its tracker names them, when it says. */
-export function issueFacts(issue: Issue): { state?: string; assignee?: string } {
+function issueFacts(issue: Issue): { state?: string; assignee?: string } {
   const raw = record(issue.raw) ?? {};
   const fields = record(raw.fields);
   const state = text(record(raw.state)?.name) ?? text(raw.state) ?? text(record(fields?.status)?.name);

@@ -31,7 +31,7 @@ function minutesFor(since: number | undefined, now: number): string {
 }
 
 /** The step's liveness in words, or '' for a step that has none (not running, or an older Factory). */
-export function livenessWords(step: Pick<StepRun, 'liveness' | 'livenessSince' | 'resumeAt'>, now = Date.now()): string {
+function livenessWords(step: Pick<StepRun, 'liveness' | 'livenessSince' | 'resumeAt'>, now = Date.now()): string {
   switch (step.liveness) {
     case 'working':
       return 'working';

@@ -14,7 +14,7 @@ import { h } from '../dom';
 const pageLines = 1000;
 
 /** What the search needs from the log view. */
-export interface LogSearchHost {
+interface LogSearchHost {
   /** A page of the log shown, or undefined when it failed (said in the view) or another log is shown now. */
   read(page: LogPage): Promise<LogLine[] | undefined>;
   /** Renders the lines again (their marks changed), keeping the reader's place. */

@@ -16,7 +16,7 @@ const targetLabels: Record<GenerateTarget, string> = { prompt: 'prompt', systemP
 export interface GenerateRequest { target: GenerateTarget; control: HTMLTextAreaElement; card: HTMLElement | null; instructions: string; harnessId: string; button: HTMLButtonElement; cancel: HTMLButtonElement; status: HTMLElement }
 
 /** What a box needs of the editor: the harnesses, the form (its default harness), and who runs a generation. */
-export interface GenerateBoxHost {
+interface GenerateBoxHost {
   readonly snapshot: Snapshot | undefined;
   readonly form: HTMLFormElement;
   onGenerate(request: GenerateRequest): void;

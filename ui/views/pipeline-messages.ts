@@ -39,7 +39,7 @@ function clearFieldWarnings(root: HTMLElement): void {
 }
 
 /** What the messages need of the editor: its page, its form and its step cards. */
-export interface MessagesHost {
+interface MessagesHost {
   readonly element: HTMLElement;
   readonly form: HTMLFormElement;
   readonly cards: Map<HTMLElement, StepCard>;

@@ -29,16 +29,11 @@ export function takeRunPanelRequest(pipelineId: string): boolean {
  * name follows ("Demo (Demo project)"), or, beside one of the same project (or `sameProject`), the
  * end of its id ("Demo · pl_…4f2").
  */
-export function pipelineLabel(pipeline: Pipeline, snapshot: Snapshot | undefined, sameProject = false): string {
+function pipelineLabel(pipeline: Pipeline, snapshot: Snapshot | undefined, sameProject = false): string {
   const twins = (snapshot?.pipelines ?? []).filter((other) => other.id !== pipeline.id && other.name === pipeline.name && (!sameProject || other.projectId === pipeline.projectId));
   if (twins.length === 0) return pipeline.name;
   const project = snapshot?.projects.find((candidate) => candidate.id === pipeline.projectId);
   return project && twins.every((other) => other.projectId !== pipeline.projectId) ? `${pipeline.name} (${project.name})` : `${pipeline.name} · pl_…${pipeline.id.slice(-3)}`;
-}
-
-/** `[id, label]` pairs of every pipeline for a select, duplicate names told apart (`pipelineLabel`). */
-export function pipelineChoices(snapshot: Snapshot | undefined): [string, string][] {
-  return (snapshot?.pipelines ?? []).map((pipeline) => [pipeline.id, pipelineLabel(pipeline, snapshot)]);
 }
 
 /** The templates whose steps run an agent (the settings' default harness). */

@@ -12,7 +12,7 @@ type PullRequestState = NonNullable<PullRequestRef['state']>;
 const stateGlyphs: Record<PullRequestState, string> = { open: '○', merged: '✓', closed: '✕' };
 
 /** The pull request the run's steps opened or updated last; undefined when none did. */
-export function pullRequestOf(run: Run): PullRequestRef | undefined {
+function pullRequestOf(run: Run): PullRequestRef | undefined {
   return run.steps.filter((step) => step.pullRequest).at(-1)?.pullRequest;
 }
 
@@ -22,7 +22,7 @@ function isPullRequest(candidate: Pick<PullRequestRef, 'repository' | 'number'> 
 }
 
 /** The last known state of a pull request: its own, else the one any of `runs` recorded for it. */
-export function pullRequestState(repository: string, number: number, runs: readonly Run[], own?: PullRequestRef['state']): PullRequestState | undefined {
+function pullRequestState(repository: string, number: number, runs: readonly Run[], own?: PullRequestRef['state']): PullRequestState | undefined {
   if (own) return own;
   for (const run of runs) {
     const state = run.steps.find((step) => isPullRequest(step.pullRequest, repository, number) && step.pullRequest!.state)?.pullRequest?.state;
@@ -32,7 +32,7 @@ export function pullRequestState(repository: string, number: number, runs: reado
 }
 
 /** A pill for a pull request's state: its word and a glyph, so colour is not the only signal. */
-export function pullRequestPill(state: PullRequestState): HTMLElement {
+function pullRequestPill(state: PullRequestState): HTMLElement {
   return h('span', { class: `status pr-state pr-${state}`, title: `Pull request ${state}`, 'data-test': 'pr-state' },
     h('span', { class: 'glyph', 'data-glyph': stateGlyphs[state], 'aria-hidden': 'true' }), state);
 }
@@ -43,7 +43,7 @@ export function followUpsOf(repository: string, number: number, runs: readonly R
 }
 
 /** `review by @alice` / `comment by @alice` from the event the follow-up started from (issue.raw), when it names its author. */
-export function followUpOrigin(run: Run): string | undefined {
+function followUpOrigin(run: Run): string | undefined {
   const followUp = run.followUp;
   if (!followUp) return undefined;
   const kind = followUp.reviewId !== undefined ? 'review' : followUp.commentId !== undefined ? 'comment' : undefined;

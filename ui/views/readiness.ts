@@ -5,7 +5,7 @@ import type { HarnessDefinition, Pipeline, Snapshot } from '../../src/core/api';
 import { h } from '../dom';
 
 /** An agent that agent steps (`steps`: their names) would run with and that cannot run now; `install` is the command that installs it. */
-export interface MissingAgent {
+interface MissingAgent {
   harnessId: string;
   name: string;
   steps: string[];

@@ -8,7 +8,7 @@ import { errorBeforeCause } from './failure-cause';
 export const setupStepId = '';
 
 /** A problem in words, with what to do: a link, or the step whose log shows why ('' the setup log). */
-export interface Problem {
+interface Problem {
   text: string;
   link?: [href: string, text: string];
   stepId?: string;

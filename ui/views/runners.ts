@@ -19,7 +19,7 @@ const kindWords: Record<Runner['kind'], string> = {
 };
 
 /** One line of what a runner is: `sandbox · no network · 2 runs at once`, `ssh · ada@build:2222 · /srv/work`. */
-export function runnerSummary(runner: Runner): string {
+function runnerSummary(runner: Runner): string {
   const parts: string[] = [runner.kind];
   if (runner.kind === 'local') parts.push('built in: steps run as you, with your files');
   if (runner.kind === 'sandbox') parts.push(runner.network === false ? 'no network' : 'network on');

@@ -35,7 +35,7 @@ function addressStatus(): string {
 }
 
 /** Waiting runs first (they wait for someone), then newest first. */
-export function pinWaiting(runs: Run[]): Run[] {
+function pinWaiting(runs: Run[]): Run[] {
   return runs.sort((a, b) => Number(b.status === 'waiting') - Number(a.status === 'waiting') || b.createdAt - a.createdAt);
 }
 
@@ -55,7 +55,7 @@ export function runTitle(run: Run): string {
 }
 
 /** Where a run is: "2/3 · Choose" (the step running or waiting, else the one that failed), "3/3" when done. */
-export function runProgress(run: Run): string {
+function runProgress(run: Run): string {
   const at = (statuses: string[]) => run.steps.findIndex((step) => statuses.includes(step.status));
   const index = at(['running', 'waiting']) >= 0 ? at(['running', 'waiting']) : at(['failed', 'rejected', 'cancelled']);
   if (index >= 0) return `${index + 1}/${run.steps.length} · ${run.steps[index]!.name}`;
@@ -74,7 +74,7 @@ export function runTime(run: Run, now = Date.now()): number {
 }
 
 /** How long a run took, or has been running, as the run page says it. */
-export function runDuration(run: Run, now = Date.now()): string {
+function runDuration(run: Run, now = Date.now()): string {
   return run.startedAt ? duration(runTime(run, now)) : '';
 }
 

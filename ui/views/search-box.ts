@@ -5,7 +5,7 @@
 
 import { h } from '../dom';
 
-export interface ListSearchOptions {
+interface ListSearchOptions {
   /** The element holding the list: watched for changes. */
   scope: HTMLElement;
   /** The items inside `scope` that a query shows or hides. */

@@ -362,6 +362,6 @@ function qrCode(svgText: string): HTMLElement {
 }
 
 /** `Today: $1.24 of $5.00`, or `Today: $1.24 (no daily limit)`: what agents spent today against the limit. */
-export function spentTodayLine(spent: number, limit: number | undefined): string {
+function spentTodayLine(spent: number, limit: number | undefined): string {
   return limit === undefined ? `Today: $${spent.toFixed(2)} (no daily limit)` : `Today: $${spent.toFixed(2)} of $${limit.toFixed(2)}`;
 }

@@ -23,7 +23,7 @@ const listTargets = [
 const typingTarget = 'input, textarea, select, [contenteditable]:not([contenteditable="false"])';
 
 /** The item after (`step` 1) or before (-1) the focused one among the visible items; the first (or last) when none is focused. */
-export function moveInList(main: HTMLElement, step: 1 | -1): HTMLElement | undefined {
+function moveInList(main: HTMLElement, step: 1 | -1): HTMLElement | undefined {
   const items = [...main.querySelectorAll<HTMLElement>(listTargets)].filter((item) => item.getClientRects().length > 0);
   if (items.length === 0) return undefined;
   const current = items.findIndex((item) => item === document.activeElement || item.contains(document.activeElement));

@@ -8,12 +8,12 @@ import type { ScreenFactory } from '../app';
 import { h } from '../dom';
 
 /** Runs whose approval step waits for a person (not a step waiting out a usage limit). */
-export function runsWaitingForApproval(snapshot: Snapshot | undefined): Run[] {
+function runsWaitingForApproval(snapshot: Snapshot | undefined): Run[] {
   return (snapshot?.runs ?? []).filter((run) => run.status === 'waiting' && run.steps.some((step) => step.kind === 'approval' && step.status === 'waiting'));
 }
 
 /** The address of what waits: one run's page, Runs filtered to the waiting runs, or Runs. */
-export function waitingAddress(snapshot: Snapshot | undefined): string {
+function waitingAddress(snapshot: Snapshot | undefined): string {
   const waiting = runsWaitingForApproval(snapshot);
   if (waiting.length === 1) return `#/runs/${encodeURIComponent(waiting[0]!.id)}`;
   return waiting.length > 1 ? '#/runs?status=waiting' : '#/runs';

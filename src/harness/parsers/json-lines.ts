@@ -5,7 +5,7 @@ import { plainLine } from './readable';
 import type { ParsedLine } from './types';
 
 /** A format's reading of one decoded object: its log lines, or undefined when it does not know the object. */
-export type EventReader = (event: JsonObject) => ParsedLine[] | undefined;
+type EventReader = (event: JsonObject) => ParsedLine[] | undefined;
 
 /** The log lines `line` stands for. Never throws; a blank line stands for nothing. */
 export function readJsonLine(line: string, read: EventReader): ParsedLine[] {

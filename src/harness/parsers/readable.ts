@@ -4,7 +4,7 @@ import { asArray, asObject, asString } from './fields';
 import type { ParsedLine } from './types';
 
 /** The longest summary of a tool's input or result, in characters. */
-export const summaryLimit = 200;
+const summaryLimit = 200;
 
 /** Input fields that say best what a tool call does, in order of preference. */
 const summaryKeys = [
@@ -46,7 +46,7 @@ export function describeValue(value: unknown): string {
 }
 
 /** A one-line summary of a tool's input: its most telling field, or the input as compact JSON. */
-export function summarizeInput(input: unknown): string {
+function summarizeInput(input: unknown): string {
   const object = asObject(input);
   if (object) {
     for (const key of summaryKeys) {

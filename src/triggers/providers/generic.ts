@@ -65,7 +65,7 @@ export const genericWebhookProvider: WebhookProvider = {
 };
 
 /** The generic payload table applied to one request (see the top of this file). Never throws. */
-export function parseGenericWebhook(webhook: IncomingWebhook): WebhookVerdict {
+function parseGenericWebhook(webhook: IncomingWebhook): WebhookVerdict {
   const text = decodeBody(webhook.body);
   const queryTitle = cut(trimmedText(readQuery(webhook, 'title')), maxTitleCharacters);
   const body = parseBody(text);

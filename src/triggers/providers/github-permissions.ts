@@ -7,7 +7,7 @@ import { text } from '../provider';
 import { apiRoot, rest } from './github';
 
 /** How long a reviewer's permission is trusted before GitHub is asked again. */
-export const permissionCacheMs = 5 * 60_000;
+const permissionCacheMs = 5 * 60_000;
 /** Roles (GitHub's legacy `permission`) that may start a follow-up run. */
 export const writeRoles = ['admin', 'maintain', 'write'];
 

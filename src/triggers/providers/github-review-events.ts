@@ -9,7 +9,7 @@ type Json = Record<string, unknown>;
 type ClosedState = Exclude<NonNullable<PullRequestRef['state']>, 'open'>;
 
 /** The comment that asks Factory for a follow-up run on a pull request. */
-export const followUpCommand = '/factory';
+const followUpCommand = '/factory';
 
 /** One thing a reviewer did, from a webhook or a poll, before it is checked. */
 export interface ReviewEvent {

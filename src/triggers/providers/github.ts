@@ -17,7 +17,7 @@ import { commentMarkdown, isRunComment } from '../comment-text';
 import { ownAccount } from '../own-account';
 import { verifyGithubSignature } from '../secrets';
 
-export const defaultGithubApi = 'https://api.github.com';
+const defaultGithubApi = 'https://api.github.com';
 const apiVersion = '2022-11-28';
 const pageSize = 100;
 /** An incremental poll asks for changes since the newest seen less this (clock skew). */

@@ -29,7 +29,7 @@ const handledEvents = ['jira:issue_created', 'jira:issue_updated'];
 
 type Json = Record<string, unknown>;
 
-export function isCloud(connection: Connection): boolean {
+function isCloud(connection: Connection): boolean {
   return connection.account?.server === undefined ? Boolean(connection.email) : connection.account.server === 'Jira Cloud';
 }
 
