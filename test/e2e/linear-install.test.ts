@@ -33,6 +33,11 @@ install('Connect, approve at Linear, the callback connects the app; a replayed c
     const remote = (await call('snapshot')).remote.url as string;
     const callbackUrl = `${remote}/oauth/linear/callback`;
     assert.match(await page.evaluate<string>(`document.querySelector('${accountForm}').innerText`), callbackUrl, 'the form names the callback URL to register');
+    // Its Copy button copies that URL whole (on a phone the URL wraps mid-word).
+    await page.evaluate(`window.__copied = []; navigator.clipboard.writeText = async (text) => { window.__copied.push(text); }`);
+    await page.evaluate(`document.querySelector('${accountForm} button[aria-label="Copy the callback URL"]').click()`);
+    await page.waitFor(`window.__copied.length === 1`, 5000, 'the callback URL copied');
+    assert.equal(await page.evaluate<string[]>('window.__copied'), [callbackUrl]);
     await fillField(page, accountForm, 'Name', 'Linear agent (fake)');
     await fillField(page, accountForm, 'Client ID', fake.oauthApp.clientId);
     await fillField(page, accountForm, 'Client secret', fake.oauthApp.clientSecret);
@@ -96,8 +101,23 @@ install('Connect, approve at Linear, the callback connects the app; a replayed c
     assert.ok(saved?.hasToken, 'the account is saved with its token');
     assert.is(saved.account?.name, fake.appUser.name);
     assert.not.ok(await page.evaluate(`document.body.innerHTML.includes(${JSON.stringify(fake.oauthApp.clientSecret)})`), 'the client secret is nowhere in the page');
+    // The form gave way to what happened: connected as the app, with Done; no fields, no Connect.
+    const outcome = await page.evaluate<{ text: string; controls: number; done: boolean }>(`(() => {
+      const form = document.querySelector('${accountForm}');
+      return { text: form?.innerText ?? '', controls: form?.querySelectorAll('input, select, textarea, button[type="submit"]').length ?? -1,
+        done: [...(form?.querySelectorAll('button') ?? [])].some((button) => button.textContent === 'Done') };
+    })()`);
+    assert.match(outcome.text, `“Linear agent (fake)” is connected as ${fake.appUser.name}.`, outcome.text);
+    assert.is(outcome.controls, 0, `the agent form is closed: ${outcome.text}`);
+    assert.ok(outcome.done, 'a Done button');
     await page.evaluate(clearToasts);
     await shootSizes(page, 'linear-agent-accounts', `document.querySelector('.account-list').scrollIntoView({ block: 'center' })`);
+
+    // Its draft is gone: leaving Settings and coming back shows it afresh, not a kept form.
+    await show(page, '#/runs');
+    await show(page, '#/settings?section=accounts');
+    await page.waitFor(`document.querySelector('.account-list')?.innerText.includes('Linear agent (fake)')`, 5000, 'Settings → Accounts again');
+    assert.not.ok(await page.evaluate(`document.querySelector('${accountForm}, [data-test="draft-note"]')`), 'no form or draft kept');
 
     // The same callback URL again: its state was used, so it is refused in words, and Linear is not asked.
     const replay = await fetch(back, { redirect: 'manual' });

@@ -126,6 +126,30 @@ lists('Runs: the source, the current step, a fixed-width search, and a waiting c
   await shootAll(page, 'runs');
 });
 
+lists('Runs at 1280×800: a title of 50 characters is shown whole, the step and usage under it', async () => {
+  const { page } = need();
+  const title = 'Checkout shows the wrong total after a coupon code';
+  const run = await call('startRun', { pipelineId: made.demoId, issue: { title, key: 'WEB-21' } });
+  try {
+    await page.viewport('desktop');
+    await show(page, '#/runs');
+    await page.waitFor(`document.querySelector('[data-run-id="${run.id}"] .run-row-title')?.textContent.includes(${JSON.stringify(title)})`, 10_000, 'the run in the list');
+    await settle(page);
+    const cell = await page.evaluate<{ scroll: number; client: number; stepUnder: boolean }>(`(() => {
+      const row = document.querySelector('[data-run-id="${run.id}"]');
+      const title = row.querySelector('.run-row-title'), step = row.querySelector('[data-test="run-step"]');
+      return { scroll: title.scrollWidth, client: title.clientWidth, stepUnder: step.getBoundingClientRect().top >= title.getBoundingClientRect().bottom };
+    })()`);
+    assert.ok(cell.scroll <= cell.client, `the title is cut: ${cell.scroll} px of text in ${cell.client} px`);
+    assert.ok(cell.stepUnder, 'the step is on the line under the title');
+    await shootAll(page, 'runs-title', `document.querySelector('[data-run-id="${run.id}"]').scrollIntoView({ block: 'center' })`);
+  } finally {
+    await call('cancelRun', run.id).catch(() => undefined);
+    await waitForRun(run.id, ['cancelled', 'failed', 'succeeded', 'rejected']).catch(() => undefined);
+    await call('deleteRun', run.id);
+  }
+});
+
 lists('Start run says which agents the pipeline needs that cannot run here, and asks before starting', async () => {
   const { page } = need();
   const project = (await call('snapshot')).projects[0];

@@ -8,7 +8,7 @@ import { CallError } from '../call-error';
 import { h, replace } from '../dom';
 import { confirmAction } from './dialog';
 import { watchForm, type Draft } from './drafts';
-import { FormFields, option, resultLine, withBusy } from './settings-form';
+import { FormFields, copyText, option, resultLine, withBusy } from './settings-form';
 
 interface AccountField {
   name: 'token' | 'baseUrl' | 'email';
@@ -53,12 +53,17 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
   const add = h('button', { type: 'button' }, 'Add account');
   const accounts = (): ConnectionView[] => context.state.snapshot?.accounts ?? [];
 
-  // The open form is a draft (drafts.ts) until it is saved or cancelled.
+  // The open form is a draft (drafts.ts) until it is saved or cancelled, or its agent connects.
   let draft: Draft | undefined;
+  // After Connect in the agent form: which account, when it arrives in a snapshot, is the connected app.
+  let awaiting: ((account: ConnectionView) => boolean) | undefined;
   function edit(connection: ConnectionView | undefined, kind: FormKind = connection?.oauth ? 'linear-agent' : connection?.kind ?? 'linear', name = connection?.name ?? ''): void {
+    awaiting = undefined;
     const handlers = {
       changeKind: (next: FormKind, typedName: string) => edit(undefined, next, typedName),
+      awaitConnected: (matches: (account: ConnectionView) => boolean) => { awaiting = matches; },
       done: () => {
+        awaiting = undefined;
         draft?.forget();
         replace(formArea);
         add.hidden = false;
@@ -74,6 +79,23 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
     form.querySelector<HTMLElement>(connection ? 'input' : 'select')?.focus();
   }
   add.addEventListener('click', () => edit(undefined));
+
+  /** The agent account arrived (Linear sent the person back): the form gives way to its result, the draft is gone. */
+  function showConnected(account: ConnectionView): void {
+    awaiting = undefined;
+    draft?.forget();
+    draft = undefined;
+    const done = h('button', { type: 'button', class: 'primary' }, 'Done');
+    done.addEventListener('click', () => {
+      replace(formArea);
+      add.hidden = false;
+      add.focus();
+    });
+    replace(formArea, h('div', { class: 'editor account-form account-connected', role: 'status', 'aria-label': `Account ${account.name}` },
+      h('p', { class: 'test-result ok' }, `✓ “${account.name}” is connected as ${account.account?.name ?? 'the app'}.`),
+      h('div', { class: 'form-actions' }, done)));
+    done.focus();
+  }
 
   list.addEventListener('click', async (event) => {
     const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
@@ -110,7 +132,11 @@ export function accountsPanel(context: AppContext): { element: HTMLElement; upda
       h('h2', { id: 'settings-accounts' }, 'Accounts'),
       h('p', { class: 'meta' }, 'Tracker accounts your triggers read issues with. Keys stay in the engine and are never shown again.'),
       list, formArea, add),
-    update: render,
+    update() {
+      render();
+      const arrived = awaiting && accounts().find(awaiting);
+      if (arrived) showConnected(arrived);
+    },
   };
 }
 
@@ -205,11 +231,19 @@ function kindAndName(connection: ConnectionView | undefined, chosen: FormKind, k
  * The callback URL to register in the OAuth app: remote access's address when it runs; on the
  * desktop without it, the one-time loopback listener (its port changes every time).
  */
-function callbackUrlHint(context: AppContext): string {
+function callbackUrlHint(context: AppContext): HTMLElement {
   const remote = context.state.snapshot?.remote.url;
-  if (remote) return `${remote}/oauth/linear/callback`;
-  if (context.desktop) return 'http://127.0.0.1/oauth/linear/callback (Factory listens on a free port for each connection: register the address Linear shows as wrong, or switch on remote access for a fixed one)';
-  return 'Switch on remote access in Settings: its address followed by /oauth/linear/callback';
+  if (remote) {
+    const url = `${remote}/oauth/linear/callback`;
+    const copy = h('button', { type: 'button', 'aria-label': 'Copy the callback URL' }, 'Copy');
+    copy.addEventListener('click', async () => {
+      const copied = await copyText(url);
+      context.toast(copied ? 'Callback URL copied' : 'Could not copy: select the URL and copy it by hand', copied ? 'ok' : 'error');
+    });
+    return h('div', { class: 'input-row callback-url' }, h('code', { class: 'url', tabindex: '0' }, url), copy);
+  }
+  if (context.desktop) return h('code', { class: 'mono' }, 'http://127.0.0.1/oauth/linear/callback (Factory listens on a free port for each connection: register the address Linear shows as wrong, or switch on remote access for a fixed one)');
+  return h('code', { class: 'mono' }, 'Switch on remote access in Settings: its address followed by /oauth/linear/callback');
 }
 
 /**
@@ -218,7 +252,7 @@ function callbackUrlHint(context: AppContext): string {
  * them back to Factory's callback. A stored secret is kept when the field is left empty.
  */
 function agentForm(context: AppContext, connection: ConnectionView | undefined, typedName: string,
-  on: { changeKind(kind: FormKind, name: string): void; done(): void }): HTMLFormElement {
+  on: { changeKind(kind: FormKind, name: string): void; awaitConnected(matches: (account: ConnectionView) => boolean): void; done(): void }): HTMLFormElement {
   const fields = new FormFields();
   const { kind, name } = kindAndName(connection, 'linear-agent', 'Linear agent', typedName, on);
   const stored = connection?.oauth?.hasClientSecret === true;
@@ -227,7 +261,7 @@ function agentForm(context: AppContext, connection: ConnectionView | undefined, 
   const clientSecret = h('input', { type: 'password', autocomplete: 'new-password', spellcheck: 'false', class: 'mono', placeholder: stored ? '•••••••• stored' : '' });
   const baseUrl = h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', class: 'mono', placeholder: 'https://api.linear.app' });
   baseUrl.value = connection?.baseUrl ?? '';
-  const callback = h('code', { class: 'mono' }, callbackUrlHint(context));
+  const callback = callbackUrlHint(context);
   const result = h('p', { class: 'test-result', role: 'status', hidden: true });
   const connect = h('button', { type: 'submit', class: 'primary' }, connection ? 'Reconnect' : 'Connect');
   const cancel = h('button', { type: 'button' }, 'Cancel');
@@ -243,7 +277,8 @@ function agentForm(context: AppContext, connection: ConnectionView | undefined, 
 
   const form = h('form', { class: 'editor account-form', novalidate: true, 'aria-label': connection ? `Account ${connection.name}` : 'New Linear agent account' },
     h('div', { class: 'form-grid' }, fields.field('kind', 'Kind', kind), fields.field('name', 'Name', name)),
-    h('p', { class: 'meta' }, 'Factory acts in Linear as its own app user: people delegate issues to it or mention it. Create an OAuth application in Linear (Settings → API → OAuth applications), switch on its webhooks with Agent session events, and register this callback URL: ', callback),
+    h('p', { class: 'meta' }, 'Factory acts in Linear as its own app user: people delegate issues to it or mention it. Create an OAuth application in Linear (Settings → API → OAuth applications), switch on its webhooks with Agent session events, and register this callback URL:'),
+    callback,
     fields.field('oauth.clientId', 'Client ID', clientId, 'Shown on the OAuth application’s page in Linear.'),
     fields.field('oauth.clientSecret', 'Client secret', clientSecret, stored ? 'A secret is stored; leave empty to keep it.' : 'Shown on the same page. It stays in Factory and is never shown again.'),
     fields.field('baseUrl', 'Base URL (optional)', baseUrl, 'API root, default https://api.linear.app; leave empty.'),
@@ -251,7 +286,13 @@ function agentForm(context: AppContext, connection: ConnectionView | undefined, 
     h('div', { class: 'form-actions' }, connect, cancel),
     result);
   onSubmit(form, fields, result, async () => {
-    const { authorizeUrl } = await withBusy(connect, 'Opening Linear…', () => context.api.connectLinearAgent(input()));
+    const sent = input();
+    // The account as it is now (a reconnected one changes when its new token arrives), to tell Linear's answer from it.
+    const before = new Map((context.state.snapshot?.accounts ?? []).map((account) => [account.id, JSON.stringify(account)]));
+    const { authorizeUrl } = await withBusy(connect, 'Opening Linear…', () => context.api.connectLinearAgent(sent));
+    on.awaitConnected((account) => account.hasToken && account.oauth?.clientId === sent.oauth?.clientId
+      && (connection ? account.id === connection.id : account.name === sent.name)
+      && before.get(account.id) !== JSON.stringify(account));
     await context.api.openExternal(authorizeUrl).catch(() => undefined);
     replace(result, 'Approve the app on Linear’s page (it works for ten minutes); the account appears here once Linear sends you back. No page opened? ',
       externalLink(context, authorizeUrl, 'Open Linear’s page'));

@@ -198,13 +198,16 @@ class RunsView {
     return h('li', { class: run.status === 'waiting' ? 'run-item run-item-pinned' : 'run-item' },
       h('a', { class: 'run-row', href: `#/runs/${encodeURIComponent(run.id)}`, 'data-test': 'run-row', 'data-run-id': run.id },
         statusPill(run.status),
-        h('span', { class: 'run-row-title' }, run.issue?.key ? h('span', { class: 'run-row-key meta' }, run.issue.key) : null, runTitle(run), pullRequest),
-        // One cell on a phone, three columns on a desktop.
+        // The title, and under it the step, how it is doing and what it used: the title gets the row's width.
+        h('span', { class: 'run-row-main' },
+          h('span', { class: 'run-row-title' }, run.issue?.key ? h('span', { class: 'run-row-key meta' }, run.issue.key) : null, runTitle(run), pullRequest),
+          h('span', { class: 'run-row-sub meta' },
+            h('span', { class: 'run-row-step', 'data-test': 'run-step', title: progress }, progress, live ? [' · ', livenessElement(live)] : null),
+            h('span', { class: 'run-row-usage', 'data-test': 'run-usage', title: cost ? 'What its agents used' : '' }, cost))),
+        // Pipeline over source on a desktop, one line on a phone.
         h('span', { class: 'run-row-facts meta' },
-          h('span', { class: 'run-row-step', 'data-test': 'run-step', title: progress }, progress, live ? [' · ', livenessElement(live)] : null),
           h('span', { class: 'run-row-pipeline', title: run.pipelineName }, run.pipelineName),
-          h('span', { class: 'run-row-source', 'data-test': 'run-source', title: `Started ${run.triggerId ? `by the trigger ${source}` : 'by hand'}` }, source),
-          h('span', { class: 'run-row-usage', 'data-test': 'run-usage', title: cost ? 'What its agents used' : '' }, cost)),
+          h('span', { class: 'run-row-source', 'data-test': 'run-source', title: `Started ${run.triggerId ? `by the trigger ${source}` : 'by hand'}` }, source)),
         h('span', { class: 'run-row-started meta' }, timeElement(run.startedAt ?? run.createdAt)),
         durationElement));
   }
