@@ -19,7 +19,7 @@ import type { Generator } from './harness/generate';
 import type { HarnessService } from './harness/harnesses';
 import type { ConnectionService } from './triggers/connections';
 import type { LinearOAuth } from './triggers/linear-oauth';
-import type { DeliveryAnswer, IncomingWebhook, TriggerService } from './triggers/triggers';
+import type { TriggerService } from './triggers/triggers';
 import type { ConfigFile } from './store/data-store';
 
 /** Who decides an approval through this door: the person at the app (desktop, browser or paired phone). */
@@ -63,8 +63,6 @@ export interface Doors {
   currentSnapshot(): Snapshot;
   /** The whole log of a step attempt ('' for setup) for a download: its file, or its lines; undefined when there is none. */
   logDownload(runId: string, stepId: string, attempt: number): Promise<{ path: string } | { lines: string[] } | undefined>;
-  /** The webhook door: one request to /hooks/<trigger-id>, decided by the trigger service. */
-  receiveWebhook(triggerId: string, webhook: IncomingWebhook): Promise<DeliveryAnswer>;
 }
 
 export function createApi(services: Services): FactoryApi & Doors {
@@ -117,7 +115,6 @@ export function createApi(services: Services): FactoryApi & Doors {
     announceSnapshot: scheduleSnapshot,
     currentSnapshot: snapshot,
     logDownload: (runId, stepId, attempt) => runs.logDownload(runId, stepId, attempt),
-    receiveWebhook: (triggerId, webhook) => triggers.receive(triggerId, webhook),
     close() {
       unsubscribeConfig();
       unsubscribeTriggers();

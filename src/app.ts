@@ -197,7 +197,7 @@ export async function startFactory(options: StartOptions): Promise<Factory> {
   });
 
   remote.serve(api);
-  webhooks.serve(api);
+  webhooks.serve(triggers.admission);
   announceSnapshot = () => api.announceSnapshot();
   runs.start();
   telegram.start({ runs, hub: events });

@@ -1,67 +1,13 @@
-// A run's beginning and end: a new run made durable from a start request (its runner chosen, its
-// pipeline snapshot frozen), and a run ended (its work brought home from another machine, written,
-// announced as finished, kept slim). Also the restart's check that no remote process outlives its run.
+// A run's end: its work brought home from another machine, written, announced as finished, kept
+// slim. Also the restart's check that no remote process outlives its run. (A run's beginning is
+// RunService's `startRun`, in runs.ts.)
 
-import type { Pipeline, Run, StepRun } from '../core/api';
-import { ConflictError, errorMessage } from '../core/errors';
-import { newRunId } from '../core/ids';
-import { isFinished, slimRun, validateStartRequest } from '../core/runs';
-import { chooseRunner } from '../core/runner-choice';
+import type { Run } from '../core/api';
+import { errorMessage } from '../core/errors';
+import { isFinished, slimRun } from '../core/runs';
 import { clearLiveness } from './rate-limit-waits';
 import { executionRunner } from './runner';
-import type { RunOrigin, RunState } from './run-state';
-
-/** A new run from a start request, written durably (not yet known to the service). */
-export async function createRun(state: RunState, input: unknown, origin: RunOrigin): Promise<Run> {
-  if (state.stopping) throw new ConflictError('Factory is stopping; the run was not started');
-  const request = validateStartRequest(input);
-  const pipeline = state.options.config.getPipeline(request.pipelineId);
-  const { current } = state.options.config;
-  const { runnerId } = chooseRunner({
-    trigger: current.triggers.find((trigger) => trigger.id === origin.triggerId), pipeline,
-    project: current.projects.find((project) => project.id === pipeline.projectId), runners: current.runners,
-  });
-  const run: Run = {
-    id: newRunId(state.now()),
-    pipelineId: pipeline.id,
-    pipelineName: pipeline.name,
-    projectId: pipeline.projectId,
-    ...(origin.triggerId ? { triggerId: origin.triggerId } : {}),
-    ...(origin.followUp ? { followUp: origin.followUp } : {}),
-    ...(origin.agentSessionId ? { agentSessionId: origin.agentSessionId } : {}),
-    ...(request.issue ? { issue: request.issue } : {}),
-    variables: { ...pipeline.variables, ...request.variables },
-    status: 'queued',
-    createdAt: state.now(),
-    steps: pipeline.steps.map((step): StepRun => ({ id: step.id, name: step.name, kind: step.kind, status: 'pending', attempt: 0 })),
-    pipeline: snapshotOf(state, pipeline),
-    runnerId,
-  };
-  await state.options.store.create(run);
-  return run;
-}
-
-/**
- * The frozen copy of a pipeline that its runs keep. Configuration objects are replaced, never
- * changed, on every edit, so one copy serves every run started from the same version.
- */
-function snapshotOf(state: RunState, pipeline: Pipeline): Pipeline {
-  let snapshot = state.snapshots.get(pipeline);
-  if (!snapshot) {
-    snapshot = deepFreeze(JSON.parse(JSON.stringify(pipeline)) as Pipeline);
-    state.snapshots.set(pipeline, snapshot);
-  }
-  return snapshot;
-}
-
-/** Freezes a JSON value and everything in it. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
+import type { RunState } from './run-state';
 
 /** A run whose execution was aborted: cancelled by the user, or interrupted by a stop. */
 export function stoppedRun(state: RunState, run: Run): Promise<void> {

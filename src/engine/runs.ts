@@ -9,18 +9,20 @@
 //
 // The service is a façade over parts, one job each, sharing one RunState (run-state.ts):
 // run-queue.ts (the queue and the slots), step-driver.ts (a run's steps in order), run-decisions.ts
-// (approvals, budget pauses, usage-limit waits), run-lifecycle.ts (a run made and ended),
+// (approvals, budget pauses, usage-limit waits), run-lifecycle.ts (a run ended),
 // run-queries.ts (reading runs and logs), run-housekeeping.ts (worktrees and branches after a run).
 // Where a step executes is the run's runner (runner.ts); neither the queue nor the driver knows which.
 
-import { snapshotRunCount, type ApprovalDecider, type LogLine, type PullRequestRef, type Run, type RunBranch } from '../core/api';
+import { snapshotRunCount, type ApprovalDecider, type LogLine, type Pipeline, type PullRequestRef, type Run, type RunBranch, type StepRun } from '../core/api';
 import { ConflictError, errorMessage } from '../core/errors';
-import { copyRun, isFinished, slimRun } from '../core/runs';
+import { newRunId } from '../core/ids';
+import { chooseRunner } from '../core/runner-choice';
+import { copyRun, isFinished, slimRun, validateStartRequest } from '../core/runs';
 import { isRateLimitWait } from './rate-limit-waits';
 import { recoverRuns } from './recovery';
 import { RunDecisions } from './run-decisions';
 import * as housekeeping from './run-housekeeping';
-import { createRun, finishRun, stopRemoteLeftovers } from './run-lifecycle';
+import { finishRun, stopRemoteLeftovers } from './run-lifecycle';
 import * as queries from './run-queries';
 import { RunQueue } from './run-queue';
 import { RunState, type RunLifecycleEvent, type RunOrigin, type RunServiceOptions, type RunStepEvent } from './run-state';
@@ -150,7 +152,7 @@ export class RunService {
 
   /** Validates, snapshots the pipeline, writes the run durably, queues it; returns it as queued. */
   async startRun(input: unknown, origin: RunOrigin = {}): Promise<Run> {
-    const run = await createRun(this.state, input, origin);
+    const run = await this.create(input, origin);
     const queued = copyRun(run);
     this.admit(run);
     return queued;
@@ -158,9 +160,56 @@ export class RunService {
 
   /** startRun without the copy of the run: resolves with its id (what a webhook delivery needs). */
   async queueRun(input: unknown, origin: RunOrigin = {}): Promise<string> {
-    const run = await createRun(this.state, input, origin);
+    const run = await this.create(input, origin);
     this.admit(run);
     return run.id;
+  }
+
+  /**
+   * A new run from a start request (its runner chosen, its pipeline snapshot frozen), durable in
+   * the run store's journal when this resolves; not yet known to the service.
+   */
+  private async create(input: unknown, origin: RunOrigin): Promise<Run> {
+    const { state } = this;
+    if (state.stopping) throw new ConflictError('Factory is stopping; the run was not started');
+    const request = validateStartRequest(input);
+    const pipeline = state.options.config.getPipeline(request.pipelineId);
+    const { current } = state.options.config;
+    const { runnerId } = chooseRunner({
+      trigger: current.triggers.find((trigger) => trigger.id === origin.triggerId), pipeline,
+      project: current.projects.find((project) => project.id === pipeline.projectId), runners: current.runners,
+    });
+    const run: Run = {
+      id: newRunId(state.now()),
+      pipelineId: pipeline.id,
+      pipelineName: pipeline.name,
+      projectId: pipeline.projectId,
+      ...(origin.triggerId ? { triggerId: origin.triggerId } : {}),
+      ...(origin.followUp ? { followUp: origin.followUp } : {}),
+      ...(origin.agentSessionId ? { agentSessionId: origin.agentSessionId } : {}),
+      ...(request.issue ? { issue: request.issue } : {}),
+      variables: { ...pipeline.variables, ...request.variables },
+      status: 'queued',
+      createdAt: state.now(),
+      steps: pipeline.steps.map((step): StepRun => ({ id: step.id, name: step.name, kind: step.kind, status: 'pending', attempt: 0 })),
+      pipeline: this.snapshotOf(pipeline),
+      runnerId,
+    };
+    await state.options.store.journal.add(run);
+    return run;
+  }
+
+  /**
+   * The frozen copy of a pipeline that its runs keep. Configuration objects are replaced, never
+   * changed, on every edit, so one copy serves every run started from the same version.
+   */
+  private snapshotOf(pipeline: Pipeline): Pipeline {
+    let snapshot = this.state.snapshots.get(pipeline);
+    if (!snapshot) {
+      snapshot = deepFreeze(JSON.parse(JSON.stringify(pipeline)) as Pipeline);
+      this.state.snapshots.set(pipeline, snapshot);
+    }
+    return snapshot;
   }
 
   /** Makes a durable new run known, announces it and queues it. */
@@ -287,4 +336,13 @@ export class RunService {
   spentTodayUsd(): number {
     return this.state.budget.spentToday();
   }
+}
+
+/** Freezes a JSON value and everything in it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }

@@ -50,7 +50,8 @@ export function compilePattern(pattern: string, trailingSlash = false): { regexp
   return { regexp: new RegExp(`^/${source}${trailingSlash && source && !source.endsWith('/') ? '/?' : ''}$`), names };
 }
 
-function decodeSegment(raw: string): string {
+/** A path segment percent-decoded; BadRequestError when its encoding is malformed. */
+export function decodeSegment(raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {
@@ -59,7 +60,7 @@ function decodeSegment(raw: string): string {
 }
 
 /** The raw path (matched undecoded, so `%2F` stays inside one segment) and the parsed URL. */
-function parseTarget(target: string): { path: string; url: URL } {
+export function parseTarget(target: string): { path: string; url: URL } {
   const absolutePath = target.startsWith('/');
   try {
     return { path: absolutePath ? target.split(/[?#]/, 1)[0]! : '', url: new URL(`http://localhost${absolutePath ? target : '/'}`) };

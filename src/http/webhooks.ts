@@ -10,14 +10,16 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeliveryAnswer, IncomingWebhook } from '../api';
-
-/** Answers one delivery; throwing is a bug, answered 500 `Internal error`. */
-type WebhookReceiver = (triggerId: string, webhook: IncomingWebhook) => Promise<DeliveryAnswer>;
 import { errorMessage } from '../core/errors';
 import { readBody } from './body';
 import { NotFoundHttpError, sendJson } from './respond';
 import { ManagedServer } from './managed-server';
-import { createRouter, type Route } from './router';
+import { decodeSegment, parseTarget } from './router';
+
+/** Answers each delivery (the trigger service's admission); throwing is a bug, answered 500 `Internal error`. */
+interface WebhookReceiver {
+  receive(triggerId: string, webhook: IncomingWebhook): Promise<DeliveryAnswer>;
+}
 
 /** Webhook request bodies: about 2 MB (spec, Limits); larger ones are answered 413 and dropped. */
 export const webhookBodyLimit = 2 * 1024 * 1024;
@@ -43,42 +45,32 @@ function firstQueryValues(url: URL): Record<string, string> {
   return Object.fromEntries(first);
 }
 
+/** `/hooks/<trigger-id>`, with or without one trailing slash: the id as sent (still percent-encoded). */
+const hookPath = /^\/hooks\/([^/]+)\/?$/;
+
 /**
- * The request handler of the webhook server. Errors it throws (413 for a body over the limit,
- * 404, a receiver that threw) are meant for sendError, startHttpServer's default funnel.
+ * The request handler of the webhook server: two fixed routes, matched here. Errors it throws (400
+ * for a malformed target, 413 for a body over the limit, 404, a receiver that threw) are meant for
+ * sendError, startHttpServer's default funnel.
  */
-function createWebhookHandler(receive: WebhookReceiver): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
-  const routes: Route<undefined>[] = [
-    {
-      method: 'GET',
-      pattern: '/health',
-      handler(_request, response) {
-        sendJson(response, 200, { ok: true });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/hooks/:id',
-      trailingSlash: true,
-      async handler(request, response, params, _context, url) {
-        const triggerId = params.id!;
-        const body = await readBody(request, { limit: webhookBodyLimit });
-        const webhook: IncomingWebhook = { body, headers: singleValueHeaders(request), query: firstQueryValues(url), receivedAt: Date.now() };
-        let answer: DeliveryAnswer;
-        try {
-          answer = await receive(triggerId, webhook);
-        } catch (error) {
-          throw new WebhookReceiverError(triggerId, error);
-        }
-        sendJson(response, answer.status, answer.body);
-      },
-    },
-  ];
-  // Spec: any other request, another method on a known path included, is 404 `not found`.
-  const router = createRouter<undefined>(routes, () => {
-    throw new NotFoundHttpError('not found');
-  });
-  return (request, response) => router(request, response, undefined);
+function createWebhookHandler(receiver: WebhookReceiver): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  return async (request, response) => {
+    const { path, url } = parseTarget(request.url ?? '/');
+    if (request.method === 'GET' && path === '/health') return sendJson(response, 200, { ok: true });
+    const encodedId = request.method === 'POST' ? hookPath.exec(path)?.[1] : undefined;
+    // Spec: any other request, another method on a known path included, is 404 `not found`.
+    if (encodedId === undefined) throw new NotFoundHttpError('not found');
+    const triggerId = decodeSegment(encodedId);
+    const body = await readBody(request, { limit: webhookBodyLimit });
+    const webhook: IncomingWebhook = { body, headers: singleValueHeaders(request), query: firstQueryValues(url), receivedAt: Date.now() };
+    let answer: DeliveryAnswer;
+    try {
+      answer = await receiver.receive(triggerId, webhook);
+    } catch (error) {
+      throw new WebhookReceiverError(triggerId, error);
+    }
+    sendJson(response, answer.status, answer.body);
+  };
 }
 
 export interface WebhookServerOptions {
@@ -92,9 +84,9 @@ export class WebhookServer extends ManagedServer {
     super({ name: 'Webhook server', ...(options.onStartFailed ? { onStartFailed: options.onStartFailed } : {}) });
   }
 
-  /** Hands each delivery to the API's webhook door; before the first `apply`. */
-  serve(api: { receiveWebhook: WebhookReceiver }): this {
-    this.handleWith(createWebhookHandler((triggerId, webhook) => api.receiveWebhook(triggerId, webhook)));
+  /** Hands each delivery to `receiver` (the trigger service's admission); before the first `apply`. */
+  serve(receiver: WebhookReceiver): this {
+    this.handleWith(createWebhookHandler(receiver));
     return this;
   }
 }

@@ -12,7 +12,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Run } from '../core/api';
-import { errorMessage } from '../core/errors';
+import { ValidationError, errorMessage, quote } from '../core/errors';
 import { isId } from '../core/ids';
 import { setTimer } from '../core/timers';
 import { isRecord } from '../core/validate';
@@ -131,6 +131,8 @@ export class RunJournal {
    * meanwhile). `due` then hands it out for its run.json, unless `written` says it is written already.
    */
   add(run: Run): Promise<void> {
+    const id: unknown = isRecord(run) ? run.id : undefined;
+    if (!isId(id, 'run')) return Promise.reject(new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`));
     const journal = this.#number;
     const journaled = this.#append({ run });
     // Listed before the write finishes, so the journal cannot be retired under it.
@@ -232,6 +234,7 @@ export class RunJournal {
       this.#unwritten.set(id, { run: run as unknown as Run, journal, journaled: Promise.resolve() });
     }
     for (const number of contents.numbers) this.#retire(number);
+    this.#wake?.(); // the recovered runs are due
     runs.sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
     return { runs, problems: [...loaded.problems.values()] };
   }

@@ -61,8 +61,13 @@ export class RunStore {
   readonly #waitingSaves = new Map<string, { run: Run; saved: Promise<void> }>();
   /** New runs and deletions, made durable before their folders are written or removed. */
   readonly #journal: RunJournal;
-  /** The writer of new runs' run.json, started by the first `create` or `loadAll`; it ends with `close`. */
-  #writingNewRuns: Promise<void> | undefined;
+  /**
+   * Where a new run is created (the engine's startRun): `add` resolves once its journal line is on
+   * disk, sharing the synced write with every run created meanwhile. Its run.json is written in
+   * the background (a `save` meanwhile writes it sooner); after a crash, `loadAll` takes the run
+   * from the journal (run-journal.ts).
+   */
+  readonly journal: Pick<RunJournal, 'add'>;
   /** The temp file sweep started by the latest `loadAll`; never rejects. */
   #sweep: Promise<void> = Promise.resolve();
 
@@ -71,7 +76,8 @@ export class RunStore {
     this.#runsDir = join(resolve(dataDir), 'runs');
     this.logs = new RunLogStore(this.#runsDir, this.#deleted);
     this.#writer = writer;
-    this.#journal = new RunJournal(this.#runsDir, appender, options);
+    this.journal = this.#journal = new RunJournal(this.#runsDir, appender, options);
+    void this.#writeNewRuns();
   }
 
   /**
@@ -118,26 +124,11 @@ export class RunStore {
     this.#journal.written(id);
   }
 
-  /**
-   * Makes a new run durable fast, through the creation journal (run-journal.ts): resolves once its
-   * record is on disk, sharing the write with every run created meanwhile. Its run.json is written
-   * in the background (a `save` meanwhile writes it sooner). After a crash, `loadAll` takes the run
-   * from the journal.
-   */
-  async create(run: Run): Promise<void> {
-    const id: unknown = isRecord(run) ? run.id : undefined;
-    if (!isId(id, 'run')) throw new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`);
-    this.#writeNewRuns();
-    await this.#journal.add(run);
-  }
-
   /** Writes the run.json of each new run as the journal says it is due, one at a time, until `close`. */
-  #writeNewRuns(): void {
-    this.#writingNewRuns ??= (async () => {
-      for await (const run of this.#journal.due()) {
-        await this.save(run).catch((error) => this.#journal.unwritable(run.id, error));
-      }
-    })();
+  async #writeNewRuns(): Promise<void> {
+    for await (const run of this.#journal.due()) {
+      await this.save(run).catch((error) => this.#journal.unwritable(run.id, error));
+    }
   }
 
   /**
@@ -169,9 +160,7 @@ export class RunStore {
     const loaded = await this.#loadFolders(ids, keep);
     this.#sweepTempFiles(ids);
     // Runs whose creation reached the journal but whose run.json did not are written in the background.
-    const recovered = this.#journal.recover(journals, loaded, runProblem);
-    this.#writeNewRuns();
-    return recovered;
+    return this.#journal.recover(journals, loaded, runProblem);
   }
 
   /** The runs of these folders, each as `keep` makes it, or the problem that kept it out. */

@@ -1,5 +1,6 @@
 // Trigger admission: the one place that decides whether an issue seen by a webhook or a poll starts
-// a run, and writes down why (the ledger). Used by every trigger kind.
+// a run, and writes down why (the ledger). The webhook server hands each delivery here (`receive`);
+// the poller hands each polled issue to `admit`.
 //
 // The rules:
 // - A key starts one run when its issue enters the filter (created matching, or labelled, moved or
@@ -8,14 +9,18 @@
 //   outside has left the filter, and its next match starts a new run (re-trigger).
 // - A delivery id already decided starts nothing (the provider's retries), and neither does an
 //   event older than the latest change already seen of the issue.
-// - One key is decided one event at a time, so concurrent duplicates start one run.
+// - One key is decided one event at a time (`oneAtATime`), so concurrent duplicates start one run.
 
-import type { LedgerEntry, Run, RunFollowUp, TriggerConfig } from '../core/api';
+import type { Connection, LedgerEntry, Run, RunFollowUp, TriggerConfig, TriggerKind } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { defaultMaxFollowUps } from '../core/trigger-config';
 import type { RunService } from '../engine/runs';
-import type { ObservedIssue } from './provider';
+import type { ApprovalCommands } from './approval-commands';
+import type { LinearAgentSessions } from './linear-agent';
+import type { IncomingWebhook, ObservedIssue, TrackerProvider, WebhookProvider, WebhookVerdict } from './provider';
+import { genericWebhookProvider } from './providers/generic';
 import type { TriggerEntry, TriggerStates } from './trigger-state';
+import { UnsignedReads, overBudget } from './unsigned-webhooks';
 
 /** The answer of a delivery, as the webhook door sends it (spec: webhook endpoint tables). */
 export interface DeliveryAnswer {
@@ -24,13 +29,134 @@ export interface DeliveryAnswer {
 }
 
 export const ignoredAnswer: DeliveryAnswer = { status: 202, body: { ignored: true } };
+/** The 400 answer to a delivery whose issue the service would not give: never the service's own words. */
+export const providerRefusedAnswer = 'the provider refused; see the trigger';
+
+/** Runs `decide` once every earlier decision about the same key of the trigger has ended. */
+export async function oneAtATime<T>(entry: TriggerEntry, key: string, decide: () => Promise<T>): Promise<T> {
+  const previous = entry.locks.get(key) ?? Promise.resolve();
+  const current = previous.catch(() => undefined).then(decide);
+  entry.locks.set(key, current);
+  try {
+    return await current;
+  } finally {
+    if (entry.locks.get(key) === current) entry.locks.delete(key);
+  }
+}
+
+export interface AdmissionOptions {
+  states: TriggerStates;
+  runs: Pick<RunService, 'queueRun' | 'allRuns'>;
+  trigger: (id: string) => TriggerConfig | undefined;
+  /** The tracker kinds this build runs (the generic webhook is always there). */
+  providers: Partial<Record<Exclude<TriggerKind, 'webhook'>, TrackerProvider>>;
+  connection: (id: string | undefined) => Connection | undefined;
+  /** Approval commands in comments (approval-commands.ts). */
+  commands: Pick<ApprovalCommands, 'fromWebhook'>;
+  /** A Linear agent trigger's deliveries (linear-agent.ts). */
+  agentSessions: Pick<LinearAgentSessions, 'receive'>;
+  now: () => number;
+}
 
 export class Admission {
-  constructor(
-    private readonly states: TriggerStates,
-    private readonly runs: Pick<RunService, 'queueRun' | 'allRuns'>,
-    private readonly now: () => number,
-  ) {}
+  private readonly states: TriggerStates;
+  private readonly runs: AdmissionOptions['runs'];
+  private readonly now: () => number;
+  private readonly unsignedReads: UnsignedReads;
+
+  constructor(private readonly options: AdmissionOptions) {
+    ({ states: this.states, runs: this.runs, now: this.now } = options);
+    this.unsignedReads = new UnsignedReads(options.now);
+  }
+
+  // ─── Deliveries ───
+
+  /** Handles one request to /hooks/<trigger-id> and says what to answer (spec: webhook tables). */
+  async receive(triggerId: string, webhook: IncomingWebhook): Promise<DeliveryAnswer> {
+    const trigger = this.options.trigger(triggerId);
+    const provider: WebhookProvider | undefined = trigger?.kind === 'webhook' ? genericWebhookProvider : trigger && this.options.providers[trigger.kind];
+    if (!trigger || !provider) return { status: 404, body: { error: 'unknown trigger' } };
+    const record = (decision: string) => this.states.record(trigger.id, { at: webhook.receivedAt, source: 'webhook', decision });
+    if (!trigger.enabled) {
+      record('disabled');
+      return { status: 409, body: { error: 'trigger disabled' } };
+    }
+    if (!provider.verifyWebhook(webhook, trigger)) {
+      record('invalid signature');
+      return { status: 401, body: { error: 'invalid signature' } };
+    }
+    if (trigger.kind === 'linear' && trigger.agent) return this.options.agentSessions.receive(trigger, webhook);
+    const verdict = provider.parseWebhook(webhook, trigger, this.options.connection(trigger.connectionId));
+    // A comment that is an approval command decides the issue's waiting run instead (approval-commands.ts).
+    const command = verdict.kind === 'issue' || verdict.kind === 'ignored' ? this.options.commands.fromWebhook(trigger, webhook) : undefined;
+    if (command) return command;
+    switch (verdict.kind) {
+      case 'issue':
+        return this.admitEvent(trigger, verdict);
+      case 'ignored':
+        record(verdict.reason);
+        return ignoredAnswer;
+      case 'invalid':
+        record(`invalid: ${verdict.reason}`);
+        return { status: 400, body: { error: verdict.reason } };
+      case 'refused':
+        record(verdict.reason);
+        return { status: 401, body: { error: 'invalid signature' } };
+      case 'answer':
+        record(verdict.reason);
+        return { status: verdict.status, body: verdict.body };
+      case 'deferred':
+        return this.admitDeferred(trigger, verdict);
+    }
+  }
+
+  /**
+   * Admits an event the provider decides only after asking its service (a pull request review):
+   * ignored ones go to the ledger with their reason; a service failure answers 400 without its
+   * words, which stay in the ledger (the next poll looks again).
+   */
+  private async admitDeferred(trigger: TriggerConfig, verdict: Extract<WebhookVerdict, { kind: 'deferred' }>): Promise<DeliveryAnswer> {
+    const record = (decision: string) => this.states.record(trigger.id, { at: this.now(), source: 'webhook', key: verdict.key, decision });
+    try {
+      const decided = await verdict.decide();
+      if (!('ignored' in decided)) return await this.admit(trigger, decided, 'webhook', verdict.deliveryId);
+      record(decided.ignored);
+      return ignoredAnswer;
+    } catch (error) {
+      record(`error: ${errorMessage(error)}`);
+      return { status: 400, body: { error: providerRefusedAnswer } };
+    }
+  }
+
+  /**
+   * Admits the issue of a webhook. Without a secret nothing proved the sender is the service, so a
+   * tracker's issue is read from the service by its key: a forged body can name an issue, never
+   * make one up. Those reads are shared per issue and limited per trigger (unsigned-webhooks.ts),
+   * so forged deliveries cannot spend the account's rate limit.
+   */
+  private async admitEvent(trigger: TriggerConfig, verdict: Extract<WebhookVerdict, { kind: 'issue' }>): Promise<DeliveryAnswer> {
+    const provider = trigger.kind === 'webhook' ? undefined : this.options.providers[trigger.kind];
+    const connection = this.options.connection(trigger.connectionId);
+    if (trigger.webhookSecret || !provider || !connection) return this.admit(trigger, verdict, 'webhook', verdict.deliveryId);
+    const record = (decision: string) => this.states.record(trigger.id, { at: this.now(), source: 'webhook', key: verdict.key, decision });
+    const reading = this.unsignedReads.read(trigger.id, verdict.key, () => provider.fetchIssue(trigger, connection, verdict.key));
+    if (reading === overBudget) {
+      record('dropped: too many unsigned deliveries; set a webhook secret');
+      return ignoredAnswer;
+    }
+    try {
+      const fresh = await reading;
+      if (fresh) return this.admit(trigger, fresh, 'webhook', verdict.deliveryId);
+      record(`ignored: unsigned event for an issue ${provider.name} does not have`);
+      return ignoredAnswer;
+    } catch (error) {
+      // The service's words go to the trigger's ledger only: an anonymous sender learns nothing from them.
+      record(`error: ${errorMessage(error)}`);
+      return { status: 400, body: { error: providerRefusedAnswer } };
+    }
+  }
+
+  // ─── Decisions ───
 
   /** Decides one observed issue of `trigger`; the answer is what a webhook gets back. */
   async admit(trigger: TriggerConfig, observed: ObservedIssue, source: LedgerEntry['source'], deliveryId?: string): Promise<DeliveryAnswer> {
@@ -40,7 +166,7 @@ export class Admission {
     const record = (decision: string, runId?: string) => this.states.record(trigger.id, { at: this.now(), source, key, decision, ...(runId ? { runId } : {}) });
     const notCreated: DeliveryAnswer = { status: 200, body: { issue: key, created: false } };
     // Follow-ups of one pull request are decided one at a time, so `maxFollowUps` holds under concurrent reviews.
-    return this.states.withKey(entry, observed.followUp ? `${observed.followUp.repository}#${observed.followUp.number}` : key, async () => {
+    return oneAtATime(entry, observed.followUp ? `${observed.followUp.repository}#${observed.followUp.number}` : key, async () => {
       if (deliveryId !== undefined && Object.hasOwn(entry.file.deliveries, deliveryId)) {
         record(`already processed: delivery ${deliveryId} was decided before`);
         return notCreated;
@@ -108,7 +234,7 @@ export class Admission {
     const entry = this.states.entry(trigger.id);
     for (const [key, enteredAt] of [...entry.processed]) {
       if (yielded.has(key) || enteredAt >= startedAt) continue;
-      await this.states.withKey(entry, key, async () => {
+      await oneAtATime(entry, key, async () => {
         if (!entry.processed.has(key)) return;
         this.states.leave(entry, key);
         this.states.record(trigger.id, { at: this.now(), source: 'poll', key, decision: 'left the filter (no longer among the matching issues): its next match starts a new run' });

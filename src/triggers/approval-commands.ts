@@ -21,7 +21,7 @@
 import type { ApprovalDecider, Connection, LedgerEntry, Run, StepRun, TriggerConfig, TriggerKind } from '../core/api';
 import { ConflictError, ValidationError, errorMessage } from '../core/errors';
 import type { RunService } from '../engine/runs';
-import { ignoredAnswer, type DeliveryAnswer } from './admission';
+import { ignoredAnswer, oneAtATime, type DeliveryAnswer } from './admission';
 import { defaultCommandPrefix, readCommand } from './comment-commands';
 import type { CommentInline } from './comment-text';
 import type { CommandSource, CommentAuthor, CommentEvent, IssueComment } from './command-source';
@@ -153,7 +153,7 @@ export class ApprovalCommands {
   private take(trigger: TriggerConfig, source: CommandSource, slim: Run, comment: IssueComment, via: LedgerEntry['source']): Promise<Outcome | undefined> {
     const entry = this.options.states.entry(trigger.id);
     const { states } = this.options;
-    return states.withKey(entry, `commands ${slim.issue?.key ?? slim.id}`, async () => {
+    return oneAtATime(entry, `commands ${slim.issue?.key ?? slim.id}`, async () => {
       if (Object.hasOwn(entry.file.commands, comment.id)) return via === 'poll' ? undefined : { decision: `already taken: comment ${comment.id} was decided before` };
       const reading = readCommand(comment.body, trigger.commandPrefix ?? defaultCommandPrefix);
       if (reading.kind === 'none') return undefined;

@@ -180,18 +180,6 @@ export class TriggerStates {
     this.changed(triggerId);
   }
 
-  /** Runs `decide` once every earlier decision about the same key of the trigger has ended. */
-  async withKey<T>(entry: TriggerEntry, key: string, decide: () => Promise<T>): Promise<T> {
-    const previous = entry.locks.get(key) ?? Promise.resolve();
-    const current = previous.catch(() => undefined).then(decide);
-    entry.locks.set(key, current);
-    try {
-      return await current;
-    } finally {
-      if (entry.locks.get(key) === current) entry.locks.delete(key);
-    }
-  }
-
   /** Remembers a decided delivery id (the oldest are forgotten past `deliveryLimit`). */
   rememberDelivery(entry: TriggerEntry, deliveryId: string): void {
     this.remember(entry.file.deliveries, deliveryId);

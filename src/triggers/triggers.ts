@@ -1,7 +1,8 @@
 // The trigger service: trigger configuration, webhook deliveries, polling and write-back, joined
-// here. What each part decides lives in its own file: admission.ts (dedup, re-trigger, the
-// ledger's decisions), poller.ts, write-back.ts, trigger-state.ts (what each trigger remembers),
-// and one provider per kind under providers/.
+// here. What each part decides lives in its own file: admission.ts (webhook deliveries, dedup,
+// re-trigger, the ledger's decisions; the webhook server hands deliveries to it directly),
+// poller.ts, write-back.ts, trigger-state.ts (what each trigger remembers), and one provider per
+// kind under providers/.
 
 import type { Issue, TestResult, TriggerConfig, TriggerKind, TriggerState } from '../core/api';
 import { ConflictError, FactoryError, NotFoundError, errorMessage, quote, testFailure } from '../core/errors';
@@ -11,24 +12,20 @@ import { connectionKindOf, validateTrigger } from '../core/trigger-config';
 import type { ConfigService } from '../engine/config';
 import type { RunService } from '../engine/runs';
 import type { DataStore } from '../store/data-store';
-import { Admission, ignoredAnswer, type DeliveryAnswer } from './admission';
+import { Admission } from './admission';
 import { ApprovalCommands } from './approval-commands';
 import type { ConnectionService } from './connections';
 import { Poller } from './poller';
 import { LinearAgentSessions, type LinearAgentOptions } from './linear-agent';
-import type { IncomingWebhook, TrackerProvider, WebhookProvider, WebhookVerdict } from './provider';
-import { genericWebhookProvider } from './providers/generic';
+import type { TrackerProvider } from './provider';
 import { TriggerStates } from './trigger-state';
-import { UnsignedReads, overBudget } from './unsigned-webhooks';
 import { WriteBack } from './write-back';
 
-export type { DeliveryAnswer } from './admission';
+export { providerRefusedAnswer, type DeliveryAnswer } from './admission';
 export type { IncomingWebhook } from './provider';
 
 /** Issues `testTrigger` previews at most. */
 const previewLimit = 20;
-/** The 400 answer to a delivery whose issue the service would not give: never the service's own words. */
-export const providerRefusedAnswer = 'the provider refused; see the trigger';
 
 export interface TriggerServiceOptions {
   store: DataStore;
@@ -53,10 +50,10 @@ export interface TriggerServiceOptions {
 
 export class TriggerService {
   private readonly records: TriggerStates;
-  private readonly admission: Admission;
+  /** Decides webhook deliveries (`receive`, the webhook server's receiver) and polled issues. */
+  readonly admission: Admission;
   private readonly poller: Poller;
   private readonly writeBack: WriteBack;
-  private readonly unsignedReads: UnsignedReads;
   private readonly commands: ApprovalCommands;
   private readonly agentSessions: LinearAgentSessions;
   private readonly now: () => number;
@@ -67,9 +64,13 @@ export class TriggerService {
     const trigger = (id: string) => config.current.triggers.find((candidate) => candidate.id === id);
     const connection = (id: string | undefined) => connections.get(id);
     this.records = new TriggerStates(options.store, now);
-    this.admission = new Admission(this.records, options.runs, now);
-    this.unsignedReads = new UnsignedReads(now);
     this.commands = new ApprovalCommands({ states: this.records, runs: options.runs, connection, notice: (run, notice) => this.writeBack.notice(run, notice), now });
+    this.agentSessions = new LinearAgentSessions({
+      store: options.store, states: this.records, runs: options.runs, connection, trigger, runUrl: options.runUrl, now,
+      ...(options.linearToken ? { withFreshToken: options.linearToken } : {}),
+      pipeline: (id) => config.current.pipelines.find((pipeline) => pipeline.id === id),
+    });
+    this.admission = new Admission({ states: this.records, runs: options.runs, trigger, providers, connection, commands: this.commands, agentSessions: this.agentSessions, now });
     this.poller = new Poller({
       afterPoll: (polled, signal) => this.commands.poll(polled, signal),
       // An agent trigger's runs start from agent sessions only: it is never polled.
@@ -80,11 +81,6 @@ export class TriggerService {
       states: this.records, providers, trigger, connection, now, runUrl: options.runUrl,
       runLog: (runId, line) => options.runs.logRunNote(runId, line),
       ...(options.writeBackRetryDelaysMs ? { retryDelaysMs: options.writeBackRetryDelaysMs } : {}),
-    });
-    this.agentSessions = new LinearAgentSessions({
-      store: options.store, states: this.records, runs: options.runs, connection, trigger, runUrl: options.runUrl, now,
-      ...(options.linearToken ? { withFreshToken: options.linearToken } : {}),
-      pipeline: (id) => config.current.pipelines.find((pipeline) => pipeline.id === id),
     });
   }
 
@@ -218,93 +214,6 @@ export class TriggerService {
       return response.status === 201 ? { ok: true, status: 201 } : { ok: false, status: response.status, error: answer.error ?? `HTTP ${response.status}` };
     } catch (error) {
       return { ok: false, error: `The webhook server did not answer at ${webhookUrl}: ${errorMessage(error)}` };
-    }
-  }
-
-  // ─── Deliveries ───
-
-  /** Handles one request to /hooks/<trigger-id> and says what to answer (spec: webhook tables). */
-  async receive(triggerId: string, webhook: IncomingWebhook): Promise<DeliveryAnswer> {
-    const trigger = this.options.config.current.triggers.find((candidate) => candidate.id === triggerId);
-    const provider: WebhookProvider | undefined = trigger?.kind === 'webhook' ? genericWebhookProvider : trigger && this.options.providers[trigger.kind];
-    if (!trigger || !provider) return { status: 404, body: { error: 'unknown trigger' } };
-    const record = (decision: string) => this.records.record(trigger.id, { at: webhook.receivedAt, source: 'webhook', decision });
-    if (!trigger.enabled) {
-      record('disabled');
-      return { status: 409, body: { error: 'trigger disabled' } };
-    }
-    if (!provider.verifyWebhook(webhook, trigger)) {
-      record('invalid signature');
-      return { status: 401, body: { error: 'invalid signature' } };
-    }
-    if (trigger.kind === 'linear' && trigger.agent) return this.agentSessions.receive(trigger, webhook);
-    const verdict = provider.parseWebhook(webhook, trigger, this.options.connections.get(trigger.connectionId));
-    // A comment that is an approval command decides the issue's waiting run instead (approval-commands.ts).
-    const command = verdict.kind === 'issue' || verdict.kind === 'ignored' ? this.commands.fromWebhook(trigger, webhook) : undefined;
-    if (command) return command;
-    switch (verdict.kind) {
-      case 'issue':
-        return this.admitEvent(trigger, verdict);
-      case 'ignored':
-        record(verdict.reason);
-        return ignoredAnswer;
-      case 'invalid':
-        record(`invalid: ${verdict.reason}`);
-        return { status: 400, body: { error: verdict.reason } };
-      case 'refused':
-        record(verdict.reason);
-        return { status: 401, body: { error: 'invalid signature' } };
-      case 'answer':
-        record(verdict.reason);
-        return { status: verdict.status, body: verdict.body };
-      case 'deferred':
-        return this.admitDeferred(trigger, verdict);
-    }
-  }
-
-  /**
-   * Admits an event the provider decides only after asking its service (a pull request review):
-   * ignored ones go to the ledger with their reason; a service failure answers 400 without its
-   * words, which stay in the ledger (the next poll looks again).
-   */
-  private async admitDeferred(trigger: TriggerConfig, verdict: Extract<WebhookVerdict, { kind: 'deferred' }>): Promise<DeliveryAnswer> {
-    const record = (decision: string) => this.records.record(trigger.id, { at: this.now(), source: 'webhook', key: verdict.key, decision });
-    try {
-      const decided = await verdict.decide();
-      if (!('ignored' in decided)) return await this.admission.admit(trigger, decided, 'webhook', verdict.deliveryId);
-      record(decided.ignored);
-      return ignoredAnswer;
-    } catch (error) {
-      record(`error: ${errorMessage(error)}`);
-      return { status: 400, body: { error: providerRefusedAnswer } };
-    }
-  }
-
-  /**
-   * Admits the issue of a webhook. Without a secret nothing proved the sender is the service, so a
-   * tracker's issue is read from the service by its key: a forged body can name an issue, never
-   * make one up. Those reads are shared per issue and limited per trigger (unsigned-webhooks.ts),
-   * so forged deliveries cannot spend the account's rate limit.
-   */
-  private async admitEvent(trigger: TriggerConfig, verdict: Extract<WebhookVerdict, { kind: 'issue' }>): Promise<DeliveryAnswer> {
-    const provider = trigger.kind === 'webhook' ? undefined : this.options.providers[trigger.kind];
-    const connection = this.options.connections.get(trigger.connectionId);
-    if (trigger.webhookSecret || !provider || !connection) return this.admission.admit(trigger, verdict, 'webhook', verdict.deliveryId);
-    const record = (decision: string) => this.records.record(trigger.id, { at: this.now(), source: 'webhook', key: verdict.key, decision });
-    const reading = this.unsignedReads.read(trigger.id, verdict.key, () => provider.fetchIssue(trigger, connection, verdict.key));
-    if (reading === overBudget) {
-      record('dropped: too many unsigned deliveries; set a webhook secret');
-      return ignoredAnswer;
-    }
-    try {
-      const fresh = await reading;
-      if (fresh) return this.admission.admit(trigger, fresh, 'webhook', verdict.deliveryId);
-      record(`ignored: unsigned event for an issue ${provider.name} does not have`);
-      return ignoredAnswer;
-    } catch (error) {
-      // The service's words go to the trigger's ledger only: an anonymous sender learns nothing from them.
-      record(`error: ${errorMessage(error)}`);
-      return { status: 400, body: { error: providerRefusedAnswer } };
     }
   }
 

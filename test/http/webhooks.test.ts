@@ -23,13 +23,13 @@ let port: number;
 
 /** A webhook server that answers every delivery 202 ignored. */
 function ignoringServer(options: WebhookServerOptions = {}): WebhookServer {
-  return new WebhookServer(options).serve({ receiveWebhook: async () => ({ status: 202, body: { ignored: true } }) });
+  return new WebhookServer(options).serve({ receive: async () => ({ status: 202, body: { ignored: true } }) });
 }
 
 webhooks.before(async () => {
   port = await freePort();
   server = new WebhookServer().serve({
-    async receiveWebhook(triggerId, webhook) {
+    async receive(triggerId, webhook) {
       const delivery = { ...webhook, triggerId };
       deliveries.push(delivery);
       return answerWith(delivery);

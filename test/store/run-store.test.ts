@@ -203,7 +203,7 @@ runStore('loadAll hands back each run on disk as `keep` makes it, and a run reco
   const running = makeRun(newRunId(1_700_000_060_000));
   await Promise.all([store.save(finished), store.save(running)]);
   const journaled = makeRun(newRunId(1_700_000_120_000), { status: 'queued' });
-  await store.create(journaled);
+  await store.journal.add(journaled);
   await store.close(); // its run.json is left for the next start
   await fs.rm(runFolder(journaled.id), { recursive: true, force: true });
   const kept: string[] = [];
@@ -480,7 +480,7 @@ runStore('a corrupt run.json read directly throws CorruptFileError', async () =>
 runStore('create makes a run durable through the journal; a run whose run.json never landed comes back from it', async () => {
   const store = makeStore();
   const run = makeRun();
-  await store.create(run);
+  await store.journal.add(run);
   await store.flush();
   // A crash right after the journal write: the run.json is not there yet.
   await fs.rm(join(dataDir, 'runs', run.id), { recursive: true, force: true });
@@ -498,7 +498,7 @@ runStore('create makes a run durable through the journal; a run whose run.json n
 runStore('a run folder without its run.json is no problem when the journal holds the run; other broken folders still are', async () => {
   const store = makeStore();
   const run = makeRun();
-  await store.create(run);
+  await store.journal.add(run);
   await store.flush();
   // A crash after the folder was made and before run.json landed; and a folder nobody journaled.
   await fs.rm(join(dataDir, 'runs', run.id, 'run.json'));
@@ -516,8 +516,8 @@ runStore('a deleted run does not come back from the journal, even if its folder 
   const store = makeStore();
   const kept = makeRun();
   const deleted = makeRun();
-  await store.create(kept);
-  await store.create(deleted);
+  await store.journal.add(kept);
+  await store.journal.add(deleted);
   await store.flush();
   const copy = join(root, 'copy');
   await fs.cp(join(dataDir, 'runs', deleted.id), copy, { recursive: true });
@@ -531,7 +531,7 @@ runStore('a deleted run does not come back from the journal, even if its folder 
 runStore('many runs created at once share journal writes (group commit) and all become durable', async () => {
   const store = makeStore();
   const runs = Array.from({ length: 200 }, () => makeRun());
-  await Promise.all(runs.map((run) => store.create(run)));
+  await Promise.all(runs.map((run) => store.journal.add(run)));
   await store.flush();
   const { runs: loaded } = await makeStore().loadAll();
   assert.equal(loaded.map((run) => run.id), runs.map((run) => run.id).sort());
@@ -586,7 +586,7 @@ runStore('create resolves once the journal holds the run, before its run.json; a
   files.hold();
   const store = makeStore({ writer: new FileWriter({ fs: files.fs }) });
   const run = makeRun();
-  await withTimeout(store.create(run), 'create while run.json writes are held', 2000);
+  await withTimeout(store.journal.add(run), 'create while run.json writes are held', 2000);
   assert.not.ok(await exists(join(runFolder(run.id), 'run.json')), 'run.json is still being written');
   const reopened = makeStore();
   const { runs } = await reopened.loadAll(); // what a start after a crash right now would see
@@ -600,7 +600,7 @@ runStore('new runs get their run.json from one writer at a time, oldest first', 
   const files = holdingFs();
   const store = makeStore({ writer: new FileWriter({ fs: files.fs }) });
   const runs = Array.from({ length: 40 }, () => makeRun());
-  await Promise.all(runs.map((run) => store.create(run)));
+  await Promise.all(runs.map((run) => store.journal.add(run)));
   await store.flush();
   assert.equal(files.maxInFlight(), 1);
   for (const run of runs) assert.equal(await store.read(run.id), run);
@@ -618,7 +618,7 @@ runStore('run.json files wait while new runs keep coming, and are written once t
   const runs: Run[] = [];
   for (let index = 0; index < 8; index++) {
     runs.push(makeRun());
-    await store.create(runs.at(-1)!);
+    await store.journal.add(runs.at(-1)!);
     await settled();
     clock.advance(999); // the next run comes just before the pause is long enough
   }
@@ -633,7 +633,7 @@ runStore('a large backlog is written even while new runs keep coming', async () 
   const clock = manualClock();
   const store = makeStore({ quietBeforeWritingMs: 60_000, maxUnwrittenRuns: 3, clock });
   for (let index = 0; index < 12; index++) {
-    await store.create(makeRun());
+    await store.journal.add(makeRun());
     clock.advance(10);
     await settled();
   }
@@ -648,7 +648,7 @@ runStore('a full journal is removed only once every run it holds has its run.jso
   const renameWaits = files.hold();
   const store = makeStore({ writer: new FileWriter({ fs: files.fs }), rotateLines: 3, quietBeforeWritingMs: 0 });
   const runs = Array.from({ length: 4 }, () => makeRun());
-  for (const run of runs) await store.create(run);
+  for (const run of runs) await store.journal.add(run);
   await renameWaits; // the writer holds the first run's run.json
   await settled();
   assert.equal(await journals(), ['journal-1.jsonl', 'journal-2.jsonl'], 'the full journal stays while run.json files are held');
@@ -668,7 +668,7 @@ runStore('close does not wait for the run.json files still to be written; the ne
   const store = makeStore({ writer: new FileWriter({ fs: files.fs }), quietBeforeWritingMs: 0 });
   const runs = Array.from({ length: 20 }, () => makeRun());
   const renameWaits = files.hold();
-  await Promise.all(runs.map((run) => store.create(run)));
+  await Promise.all(runs.map((run) => store.journal.add(run)));
   await renameWaits; // the writer is at the first run's run.json
   const closing = store.close();
   files.release();
@@ -701,9 +701,9 @@ runStore('a run whose run.json cannot be written keeps its journal, and the next
   const originalError = console.error;
   console.error = (...parts: unknown[]) => errors.push(parts.join(' '));
   try {
-    await store.create(lost);
-    await store.create(other);
-    await store.create(later);
+    await store.journal.add(lost);
+    await store.journal.add(other);
+    await store.journal.add(later);
     await store.flush();
   } finally {
     console.error = originalError;
