@@ -86,8 +86,8 @@ export interface TrackerProvider extends WebhookProvider {
    * The issues of the trigger, page by page; returns the cursor of the next incremental poll.
    * Without `cursor` (a full poll) it yields every issue that matches now, so a processed issue
    * not among them has left the filter; with one, it yields the issues changed since, each with
-   * `outside` set when it does not match. Pages are followed through a `PageTrail`: a service that
-   * sends the same page again, or more than `maxPagesPerPoll` pages, ends the poll with a
+   * `outside` set when it does not match. Pages are read through `pages` (paging.ts): a service
+   * that sends the same page again, or more than `maxPagesPerPoll` pages, ends the poll with a
    * ProviderError. `signal` aborts the request under way (Factory is stopping).
    */
   poll(trigger: TriggerConfig, connection: Connection, cursor?: string, signal?: AbortSignal): AsyncGenerator<ObservedIssue[], string | undefined>;
@@ -119,43 +119,6 @@ export class ProviderError extends FactoryError {
   override name = 'ProviderError';
   constructor(message: string, readonly retryable = false, readonly retryAt?: number) {
     super(message);
-  }
-}
-
-/**
- * Pages one poll reads at most: 100 pages of 100 issues. A trigger matching more than 10,000 issues
- * would start as many runs, so it is a filter mistake or a service that pages without end; either
- * way the poll stops with an error instead of asking forever (DECISIONS "Triggers").
- */
-export const maxPagesPerPoll = 100;
-
-/**
- * The pages one listing has asked for, by their cursor (a URL, a page token, an offset): a cursor
- * asked for before means the service does not advance, and a listing longer than
- * `maxPagesPerPoll` means it does not end; both throw ProviderError, so a poll (or, given
- * `commentsOn`, the issue's key, a search for a run's comment) always ends.
- */
-export class PageTrail {
-  private readonly cursors = new Set<string>();
-  private pages = 0;
-
-  constructor(private readonly service: string, private readonly commentsOn?: string) {}
-
-  /** Records the page about to be asked for; throws when it was asked for before or too many were. */
-  follow(cursor: string): void {
-    const comments = this.commentsOn;
-    if (this.cursors.has(cursor)) {
-      throw new ProviderError(comments === undefined
-        ? `${this.service} sent the same next page again after ${this.pages} pages, so the poll stopped there; it will try again at the next poll`
-        : `${this.service} sent the same page of the comments on ${comments} again after ${this.pages} pages, so Factory stopped looking for the run's comment; the write-back will try again`, true);
-    }
-    if (this.pages++ >= maxPagesPerPoll) {
-      const most = (maxPagesPerPoll * 100).toLocaleString('en-US');
-      throw new ProviderError(comments === undefined
-        ? `${this.service} kept sending more pages: the poll stopped after ${maxPagesPerPoll} pages (${most} issues). Narrow the trigger's filter if it really matches that many issues`
-        : `${this.service} kept sending more pages of the comments on ${comments}: Factory stopped looking for the run's comment after ${maxPagesPerPoll} pages (${most} comments) and wrote none, rather than risk a second one`);
-    }
-    this.cursors.add(cursor);
   }
 }
 

@@ -6,9 +6,9 @@ import type { Connection, Run, RunFollowUp, TriggerConfig } from '../../core/api
 import { quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
 import type { RunService } from '../../engine/runs';
-import { PageTrail, ProviderError, same, text, type ObservedIssue } from '../provider';
+import { same, text, type ObservedIssue } from '../provider';
 import { followUpKey } from '../trigger-state';
-import { apiRoot, nextPage, ownUserId, rest } from './github';
+import { ownUserId, pageSize, readAll, rest } from './github';
 import { permissionOf, writeRoles } from './github-permissions';
 import { closedState, placeOf, type ReviewEvent } from './github-review-events';
 
@@ -19,7 +19,6 @@ export type PullRequestRuns = Pick<RunService, 'allRuns' | 'getRun' | 'markPullR
 
 /** Factory's pull requests come from branches named so (engine/workspace.ts). */
 const factoryBranchPrefix = 'factory/';
-export const pageSize = 100;
 
 export function repoOf(trigger: TriggerConfig): string {
   return trigger.filter?.repo ?? '';
@@ -70,21 +69,6 @@ async function readJson(connection: Connection, path: string): Promise<Json | un
   return answer.status === 200 && isRecord(answer.body) ? answer.body : undefined;
 }
 
-/** Every item of a listing from `first` (a path, or the next page's URL) on, page by page (the token stays on the API's origin: `nextPage`). */
-export async function readAll(connection: Connection, first: string, signal?: AbortSignal): Promise<Json[]> {
-  const items: Json[] = [];
-  const trail = new PageTrail('GitHub');
-  for (let url: string | undefined = first.startsWith('/') ? `${apiRoot(connection)}${first}` : first; url;) {
-    trail.follow(url);
-    const answer = await rest(connection, 'GET', url, signal ? { signal } : {});
-    if (answer.status === 404) return items;
-    if (!Array.isArray(answer.body)) throw new ProviderError(`GitHub answered ${new URL(url).pathname} without a list`);
-    items.push(...answer.body.filter(isRecord));
-    url = nextPage(answer.headers, connection);
-  }
-  return items;
-}
-
 /** The review's body, then each of its comments as `path:line` and text. */
 function describe(body: string | null | undefined, comments: readonly Json[]): string {
   const parts = body?.trim() ? [body.trim()] : [];
@@ -126,7 +110,7 @@ export async function decide(runs: PullRequestRuns, trigger: TriggerConfig, conn
       body = text(review.body) ?? null;
     }
     if (state !== 'changes_requested' && state !== 'commented' && state !== 'approved') return { ignored: `ignored: a ${state ?? 'stateless'} review` };
-    const comments = await readAll(connection, `/repos/${repository}/pulls/${event.number}/reviews/${event.reviewId}/comments?per_page=${pageSize}`);
+    const comments = (await readAll(connection, `/repos/${repository}/pulls/${event.number}/reviews/${event.reviewId}/comments?per_page=${pageSize}`)).items;
     if (state === 'approved' && comments.length === 0) return { ignored: 'ignored: an approval without comments' };
     description = describe(body, comments);
     if (!description) return { ignored: 'ignored: a review without text' };

@@ -5,8 +5,8 @@
 import type { Connection } from '../../core/api';
 import { isRecord } from '../../core/validate';
 import { ProviderError, jsonValue, text } from '../provider';
-import { nextPage, rest } from './github';
-import { openFactoryPulls, pageSize, readAll, type PullRequestRuns } from './github-review-decide';
+import { pageSize, readAll, rest } from './github';
+import { openFactoryPulls, type PullRequestRuns } from './github-review-decide';
 import { closedState, commandOf, numberFromUrl, placeOf, userOf, type ReviewEvent } from './github-review-events';
 
 type Json = Record<string, unknown>;
@@ -70,22 +70,19 @@ export async function pollReviews(runs: PullRequestRuns, repository: string, con
       continue;
     }
     const pullEtag = (pull ? read.headers.get('etag') : known?.pullEtag) ?? undefined;
-    const first = await rest(connection, 'GET', `/repos/${repository}/pulls/${number}/reviews?per_page=${pageSize}`, { ...(known?.etag ? { etag: known.etag } : {}), ...(signal ? { signal } : {}) });
-    if (first.status === 304 && known) {
+    const listed = await readAll(connection, `/repos/${repository}/pulls/${number}/reviews?per_page=${pageSize}`, { ...(known?.etag ? { etag: known.etag } : {}), ...(signal ? { signal } : {}) });
+    if (listed.status === 304 && known) {
       next.pulls[number] = { ...known, ...(pullEtag ? { pullEtag } : {}) };
       continue;
     }
-    const reviews = Array.isArray(first.body) ? first.body.filter(isRecord) : [];
-    const more = nextPage(first.headers, connection);
-    if (more) reviews.push(...(await readAll(connection, more, signal)));
     const seen = known?.lastReviewId ?? 0;
     let newest = seen;
-    for (const review of reviews) {
+    for (const review of listed.items) {
       if (typeof review.id !== 'number') continue;
       newest = Math.max(newest, review.id);
       if (previous && review.id > seen) events.push({ number, reviewId: review.id, author: userOf(review.user), state: text(review.state)?.toLowerCase() ?? '', body: text(review.body) ?? null, ...(pull ? { pullRequest: pull } : {}), raw: review });
     }
-    next.pulls[number] = { lastReviewId: newest, ...(first.headers.get('etag') ? { etag: first.headers.get('etag')! } : {}), ...(pullEtag ? { pullEtag } : {}) };
+    next.pulls[number] = { lastReviewId: newest, ...(listed.etag ? { etag: listed.etag } : {}), ...(pullEtag ? { pullEtag } : {}) };
   }
   return events;
 }
@@ -103,19 +100,17 @@ async function commentsChangedSince(connection: Connection, listing: string, pre
   }
   const since = previous.since ? `&since=${new Date(Date.parse(previous.since) - pollMarginMs).toISOString()}` : '';
   const url = `${listing}?sort=updated&direction=asc&per_page=${pageSize}${since}`;
-  const first = await rest(connection, 'GET', url, { ...(previous.etag ? { etag: previous.etag } : {}), ...(signal ? { signal } : {}) });
-  if (first.status === 304) return { comments: [], next: previous };
-  if (!Array.isArray(first.body)) throw new ProviderError(`GitHub answered ${listing} without a list`);
-  const comments = first.body.filter(isRecord);
-  const more = nextPage(first.headers, connection);
-  if (more) comments.push(...(await readAll(connection, more, signal)));
+  const listed = await readAll(connection, url, { ...(previous.etag ? { etag: previous.etag } : {}), ...(signal ? { signal } : {}) });
+  if (listed.status === 304) return { comments: [], next: previous };
+  if (listed.status === 404) throw new ProviderError(`GitHub answered ${listing} without a list`);
+  const comments = listed.items;
   let newest = previous.since;
   for (const comment of comments) {
     const updated = text(comment.updated_at);
     if (updated && (!newest || updated > newest)) newest = updated;
   }
   // The ETag stays good only while the request stays the same (the same `since`).
-  const etag = newest === previous.since ? first.headers.get('etag') : null;
+  const etag = newest === previous.since ? listed.etag : undefined;
   const from = previous.from;
   const fresh = from ? comments.filter((comment) => Date.parse(text(comment.updated_at) ?? '') > Date.parse(from)) : comments;
   return { comments: fresh, next: { ...(newest ? { since: newest } : {}), ...(etag ? { etag } : {}), ...(from ? { from } : {}) } };

@@ -12,14 +12,15 @@ import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../
 import { ValidationError, quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
-import { PageTrail, ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget, type IncomingWebhook } from '../provider';
+import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget, type IncomingWebhook } from '../provider';
 import { commentMarkdown, isRunComment } from '../comment-text';
+import { pages } from '../paging';
 import { ownAccount } from '../own-account';
 import { verifyGithubSignature } from '../secrets';
 
 const defaultGithubApi = 'https://api.github.com';
 const apiVersion = '2022-11-28';
-const pageSize = 100;
+export const pageSize = 100;
 /** An incremental poll asks for changes since the newest seen less this (clock skew). */
 const pollMarginMs = 120_000;
 const repoPattern = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
@@ -96,6 +97,39 @@ export function nextPage(headers: Headers, connection: Connection): string | und
   return new URL(next, api).href;
 }
 
+/**
+ * The answers of a listing, page by page from `first` (a path, or a URL) along its `Link` header
+ * (`nextPage`, which keeps the token on the API's origin), through `pages` (paging.ts). `etag` goes
+ * with the first request only; `commentsOn` names the issue when the listing is a search for a
+ * run's comment (it words the errors).
+ */
+export function listPages(connection: Connection, first: string, options: { etag?: string; signal?: AbortSignal; commentsOn?: string } = {}): AsyncGenerator<Answer, void, undefined> {
+  const { etag, signal, commentsOn } = options;
+  return pages<Answer>({
+    service: 'GitHub', ...(commentsOn !== undefined ? { commentsOn } : {}),
+    first: first.startsWith('/') ? `${apiRoot(connection)}${first}` : first,
+    read: (url, index) => rest(connection, 'GET', url, { ...(index === 0 && etag ? { etag } : {}), ...(signal ? { signal } : {}) }),
+    next: (answer) => nextPage(answer.headers, connection),
+  });
+}
+
+/**
+ * A listing read whole (`listPages`): the first page's status and ETag, and the items of every
+ * page. A first page answered 304 (nothing changed since `etag`) or 404 has no items; a later 404
+ * ends the listing where it is; an answer that is no list throws ProviderError.
+ */
+export async function readAll(connection: Connection, first: string, options: { etag?: string; signal?: AbortSignal } = {}): Promise<{ status: number; etag?: string; items: Json[] }> {
+  let listed: { status: number; etag?: string; items: Json[] } | undefined;
+  for await (const answer of listPages(connection, first, options)) {
+    const etag = answer.headers.get('etag');
+    listed ??= { status: answer.status, ...(etag ? { etag } : {}), items: [] };
+    if (answer.status === 304 || answer.status === 404) break;
+    if (!Array.isArray(answer.body)) throw new ProviderError(`GitHub answered ${new URL(first, apiRoot(connection)).pathname} without a list`);
+    listed.items.push(...answer.body.filter(isRecord));
+  }
+  return listed!; // the first page is always asked for
+}
+
 function repoOf(trigger: TriggerConfig): string {
   return trigger.filter?.repo ?? '';
 }
@@ -143,18 +177,14 @@ export function ownUserId(connection: Connection): Promise<string> {
 
 /**
  * The run's comment among the issue's: written by the token's user and beginning with the run's
- * first line. `Link` pages without end, or back to one already read, end the search (`PageTrail`).
+ * first line. `Link` pages without end, or back to one already read, end the search (`pages`).
  */
 async function findComment(target: WriteBackTarget, runId: string): Promise<string | undefined> {
   const own = await ownUserId(target.connection);
-  const trail = new PageTrail('GitHub', target.issue.key ?? 'the issue');
-  for (let url: string | undefined = `${issuePath(target)}/comments?per_page=${pageSize}`; url;) {
-    trail.follow(url);
-    const answer = await rest(target.connection, 'GET', url);
+  for await (const answer of listPages(target.connection, `${issuePath(target)}/comments?per_page=${pageSize}`, { commentsOn: target.issue.key ?? 'the issue' })) {
     if (answer.status === 404 || !Array.isArray(answer.body)) return undefined;
     const found = answer.body.find((comment) => isRecord(comment) && isRecord(comment.user) && String(comment.user.id) === own && isRunComment(text(comment.body) ?? '', runId));
     if (found) return String((found as Json).id);
-    url = nextPage(answer.headers, target.connection);
   }
   return undefined;
 }
@@ -210,19 +240,14 @@ export const githubProvider: TrackerProvider = {
     let newest = previous?.since;
     // Only the first page's ETag is kept: a change to any issue moves it to the first page (sorted by update).
     let etag: string | undefined;
-    const trail = new PageTrail('GitHub');
-    for (let url: string | undefined = `${apiRoot(connection)}/repos/${repoOf(trigger)}/issues?${query}`; url;) {
-      trail.follow(url);
-      const first = etag === undefined;
-      const answer = await rest(connection, 'GET', url, { ...(first && previous?.etag ? { etag: previous.etag } : {}), ...(signal ? { signal } : {}) });
+    for await (const answer of listPages(connection, `/repos/${repoOf(trigger)}/issues?${query}`, { ...(previous?.etag ? { etag: previous.etag } : {}), ...(signal ? { signal } : {}) })) {
       if (answer.status === 304) return cursor; // nothing changed, and it cost no rate limit
       if (answer.status === 404) throw new ProviderError(`GitHub has no repository ${quote(repoOf(trigger))} that this token can read (any more)`);
       if (!Array.isArray(answer.body)) throw new ProviderError('GitHub answered the issue list without a list');
-      if (first) etag = answer.headers.get('etag') ?? '';
+      etag ??= answer.headers.get('etag') ?? '';
       const page = answer.body.map((item) => observe(trigger, item, connection)).filter((observed): observed is ObservedIssue => observed !== undefined);
       for (const observed of page) if (observed.updatedAt && (!newest || observed.updatedAt > newest)) newest = observed.updatedAt;
       yield page;
-      url = nextPage(answer.headers, connection);
     }
     return newest ? JSON.stringify({ since: newest, ...(etag && newest === previous?.since ? { etag } : {}) }) : undefined;
   },

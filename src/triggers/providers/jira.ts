@@ -16,8 +16,9 @@ import { ValidationError, quote } from '../../core/errors';
 import { jqlProjects } from '../../core/jql-projects';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
-import { PageTrail, ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
+import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
 import { commentAdf, commentWikiMarkup, isRunComment } from '../comment-text';
+import { pages } from '../paging';
 import { ownAccount } from '../own-account';
 import { constantTimeEqual, presentedToken, verifyGithubSignature } from '../secrets';
 
@@ -157,33 +158,29 @@ function withoutOrder(query: string): string {
   return query.replace(/\border\s+by\b(?=(?:[^"]*"[^"]*")*[^"]*$)[\s\S]*$/i, '').trim();
 }
 
-/** The issues of a JQL search, page by page (see `PageTrail`). */
+/**
+ * Data Center's `startAt` after a page of `returned` items out of `total`: after the items returned
+ * (a server may cap `maxResults` below what was asked); undefined after an empty or the last page.
+ */
+function nextStartAt(startAt: string, returned: number, total: unknown): string | undefined {
+  const next = Number(startAt) + returned;
+  return returned === 0 || next >= Number(total ?? 0) ? undefined : String(next);
+}
+
+/** The issues of a JQL search, page by page (`pages`, paging.ts). */
 async function* search(connection: Connection, jql: string, signal?: AbortSignal): AsyncGenerator<unknown[]> {
-  const trail = new PageTrail('Jira');
-  if (isCloud(connection)) {
-    // Enhanced search: `nextPageToken` is absent (not null) on the last page (JRACLOUD-92184).
-    for (let token: string | undefined, first = true; first || token; first = false) {
-      trail.follow(token ?? '');
-      const query = new URLSearchParams({ jql, fields, maxResults: String(pageSize), ...(token ? { nextPageToken: token } : {}) });
-      const answer = await rest(connection, 'GET', `${api(connection)}/search/jql?${query}`, undefined, signal);
-      const body = isRecord(answer.body) ? answer.body : {};
-      if (!Array.isArray(body.issues)) throw new ProviderError(`Jira answered the search without issues (HTTP ${answer.status})`);
-      yield body.issues;
-      token = body.isLast === true ? undefined : text(body.nextPageToken);
-    }
-    return;
-  }
-  // Data Center may cap `maxResults` below what was asked: the next page starts after the issues returned.
-  for (let startAt = 0; ;) {
-    trail.follow(String(startAt));
-    const query = new URLSearchParams({ jql, fields, maxResults: String(pageSize), startAt: String(startAt) });
-    const answer = await rest(connection, 'GET', `${api(connection)}/search?${query}`, undefined, signal);
+  const cloud = isCloud(connection);
+  const read = async (cursor: string): Promise<{ issues: unknown[] } & Json> => {
+    // Cloud's enhanced search pages by token (none on the first page), Data Center's by offset.
+    const query = new URLSearchParams({ jql, fields, maxResults: String(pageSize), ...(cloud ? (cursor ? { nextPageToken: cursor } : {}) : { startAt: cursor }) });
+    const answer = await rest(connection, 'GET', `${api(connection)}/${cloud ? 'search/jql' : 'search'}?${query}`, undefined, signal);
     const body = isRecord(answer.body) ? answer.body : {};
     if (!Array.isArray(body.issues)) throw new ProviderError(`Jira answered the search without issues (HTTP ${answer.status})`);
-    yield body.issues;
-    startAt += body.issues.length;
-    if (body.issues.length === 0 || startAt >= Number(body.total ?? 0)) return;
-  }
+    return body as { issues: unknown[] } & Json;
+  };
+  // Cloud: `nextPageToken` is absent (not null) on the last page (JRACLOUD-92184), and `isLast` ends the search even beside one.
+  const next = (body: { issues: unknown[] } & Json, cursor: string) => (cloud ? (body.isLast === true ? undefined : text(body.nextPageToken) || undefined) : nextStartAt(cursor, body.issues.length, body.total));
+  for await (const body of pages({ service: 'Jira', first: cloud ? '' : '0', read, next })) yield body.issues;
 }
 
 function issueUrl(target: WriteBackTarget): string {
@@ -213,21 +210,24 @@ function byOwnUser(comment: Json, own: { accountId?: string; name?: string; key?
 
 /**
  * The run's comment, newest first: written by the token's user and beginning with the run's first
- * line. A `total` never reached ends the search after `maxPagesPerPoll` pages (`PageTrail`).
+ * line. A `total` never reached ends the search after `maxPagesPerPoll` pages (`pages`, paging.ts).
  */
 async function findComment(target: WriteBackTarget, runId: string): Promise<string | undefined> {
   const own = await ownUser(target.connection);
-  const trail = new PageTrail('Jira', target.issue.key ?? 'the issue');
-  for (let startAt = 0; ;) {
-    trail.follow(String(startAt));
-    const answer = await rest(target.connection, 'GET', `${issueUrl(target)}/comment?startAt=${startAt}&maxResults=100&orderBy=-created`);
-    const body = isRecord(answer.body) ? answer.body : {};
-    const comments = Array.isArray(body.comments) ? body.comments.filter(isRecord) : [];
+  const listing = pages({
+    service: 'Jira', commentsOn: target.issue.key ?? 'the issue', first: '0',
+    read: async (startAt) => {
+      const answer = await rest(target.connection, 'GET', `${issueUrl(target)}/comment?startAt=${startAt}&maxResults=${pageSize}&orderBy=-created`);
+      const body = isRecord(answer.body) ? answer.body : {};
+      return { comments: Array.isArray(body.comments) ? body.comments.filter(isRecord) : [], total: body.total };
+    },
+    next: (page, startAt) => nextStartAt(startAt, page.comments.length, page.total),
+  });
+  for await (const { comments } of listing) {
     const found = comments.find((comment) => byOwnUser(comment, own) && isRunComment(commentText(target.connection, comment.body), runId));
     if (found) return text(found.id);
-    startAt += comments.length;
-    if (comments.length === 0 || startAt >= Number(body.total ?? 0)) return undefined;
   }
+  return undefined;
 }
 
 export const jiraProvider: TrackerProvider = {

@@ -14,8 +14,9 @@ import type { Connection, ConnectionAccount, Issue, TriggerConfig } from '../../
 import { ValidationError, quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
-import { PageTrail, ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
+import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
 import { commentMarkdown, isRunComment } from '../comment-text';
+import { pages } from '../paging';
 import { verifyHmacSha256Hex } from '../secrets';
 
 export const defaultLinearApi = 'https://api.linear.app';
@@ -205,24 +206,30 @@ export const linearProvider: TrackerProvider = {
     const since = cursor ? new Date(Date.parse(cursor) - pollMarginMs).toISOString() : undefined;
     const variables: Json = { filter: issueFilter(trigger, since), first: pageSize, orderBy: since ? 'updatedAt' : 'createdAt' };
     let newest = cursor;
-    const trail = new PageTrail('Linear');
-    for (;;) {
-      trail.follow(text(variables.after) ?? '');
-      const data = await graphql(connection, issuesQuery, variables, signal);
-      const connectionOfIssues = isRecord(data.issues) ? data.issues : undefined;
-      if (!connectionOfIssues || !Array.isArray(connectionOfIssues.nodes)) throw new ProviderError('Linear answered the issue list without its nodes');
+    const listing = pages({
+      service: 'Linear', first: '',
+      read: async (after) => {
+        const data = await graphql(connection, issuesQuery, { ...variables, ...(after ? { after } : {}) }, signal);
+        const connectionOfIssues = isRecord(data.issues) ? data.issues : undefined;
+        if (!connectionOfIssues || !Array.isArray(connectionOfIssues.nodes)) throw new ProviderError('Linear answered the issue list without its nodes');
+        return connectionOfIssues as { nodes: unknown[] } & Json;
+      },
+      next: (connectionOfIssues) => {
+        const pageInfo = isRecord(connectionOfIssues.pageInfo) ? connectionOfIssues.pageInfo : {};
+        return pageInfo.hasNextPage === true ? text(pageInfo.endCursor) || undefined : undefined;
+      },
+    });
+    for await (const { nodes } of listing) {
       const page: ObservedIssue[] = [];
-      for (const node of connectionOfIssues.nodes) {
+      for (const node of nodes) {
         const observed = observe(trigger, node, connection);
         if (!observed) throw new ProviderError(`Linear answered an issue without an identifier or title: ${quote(node)}`);
         page.push(observed);
         if (observed.updatedAt && (!newest || Date.parse(observed.updatedAt) > Date.parse(newest))) newest = observed.updatedAt;
       }
       yield page;
-      const pageInfo = isRecord(connectionOfIssues.pageInfo) ? connectionOfIssues.pageInfo : {};
-      if (pageInfo.hasNextPage !== true || !text(pageInfo.endCursor)) return newest;
-      variables.after = pageInfo.endCursor;
     }
+    return newest;
   },
 
   async fetchIssue(trigger, connection, key) {
