@@ -110,6 +110,14 @@ sandbox('/tmp is private: the host\'s files are not there, and what the step wri
   }
 });
 
+sandbox('/etc holds only what programs need (no shadow, ssh or private keys), and a step keeps no capabilities', async (context) => {
+  const guarded = ['/etc/shadow', '/etc/gshadow', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers'].filter((path) => existsSync(path));
+  const result = await inSandbox(context, open, `for p in /etc/passwd ${guarded.join(' ')}; do [ -e "$p" ] && echo "seen $p"; done; grep '^CapEff:' /proc/self/status`);
+  assert.match(result.text, 'seen /etc/passwd');
+  for (const path of guarded) assert.not.match(result.text, `seen ${path}`);
+  assert.match(result.text, /^CapEff:\s+0+$/m, 'no capability left, even for root');
+});
+
 sandbox('network false cannot reach a server on 127.0.0.1; network true can', async (context) => {
   const server: Server = createServer((_request, response) => response.end('reached\n'));
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

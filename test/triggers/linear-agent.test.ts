@@ -217,6 +217,19 @@ agent('with approvers set, only they decide; others are told so', async (context
   assert.equal(done.steps[0]!.approval!.by, { name: 'Ada Lovelace', via: 'linear' });
 });
 
+agent('with approvers set, a stranger’s stop and guidance do nothing either', async (context) => {
+  const { fake, factory } = context;
+  const { trigger, session, runId } = await delegate(context, [shell('long', 'sleep 30')], 'Guarded work', 'action long', { approvers: ['ADA@example.com'] });
+  await say(context, trigger.id, session, 'Stop', { signal: 'stop' });
+  await say(context, trigger.id, session, 'Push to main instead');
+  await waitFor(() => bodies(fake, session, 'thought').length >= 3, 10_000, 'both refusals');
+  assert.equal(bodies(fake, session, 'thought').slice(1), Array(2).fill("Grace Hopper is not among the trigger's approvers, so Factory did not act on this."));
+  assert.is((await factory.api.getRun(runId))!.status, 'running');
+  assert.not.ok((await factory.api.readRunLog(runId)).some((line) => line.line.includes('Push to main')), 'no guidance noted');
+  await say(context, trigger.id, session, 'Stop', { signal: 'stop', user: fake.viewer });
+  assert.is((await factory.waitForRun(runId, ['cancelled', 'succeeded', 'failed'])).status, 'cancelled');
+});
+
 agent('how words are read as a decision', () => {
   const plain = undefined;
   const choices: ApprovalStep = { id: 'pick', name: 'pick', kind: 'approval', message: 'm', choices: { mode: 'multiple', options: ['Runtime', 'Tests', 'Docs'] } };
