@@ -288,7 +288,7 @@ reader('a value a template fills in may be quoted as the test shows it', () => {
 });
 
 reader('a quote mark inside code starts no quote', () => {
-  const markdown = 'answers `{"ignored":true}` and keeps `"x"`; `src/engine/gone.ts` is named outside any quote';
+  const markdown = 'the mark `"` opens nothing: `src/engine/gone.ts` is named outside any "quote"';
   assert.equal(findProblems(markdown, files, read), ['names `src/engine/gone.ts`, which is no file of the repository']);
 });
 
