@@ -30,6 +30,7 @@ import { githubCommands } from './providers/github-commands';
 import { jiraCommands } from './providers/jira-commands';
 import { linearCommands } from './providers/linear-commands';
 import type { TriggerStates } from './trigger-state';
+import { lastDecidedStep } from './write-back';
 
 /** The comments of each tracker kind. */
 const commandSources: Partial<Record<TriggerKind, CommandSource>> = { github: githubCommands, linear: linearCommands, jira: jiraCommands };
@@ -198,7 +199,7 @@ export class ApprovalCommands {
     if (reading.kind === 'refused') return tell([{ kind: 'words', text: reading.reason }], `refused: ${reading.line} by ${author.name}: ${reading.reason}`);
     const step = waitingStep(run);
     if (!step) {
-      const by = lastDecider(run);
+      const by = lastDecidedStep(run)?.approval?.by;
       const already = by ? ` (already decided by ${by.name} via ${by.via})` : '';
       return tell([{ kind: 'words', text: `nothing is waiting for approval on this run (it is ${run.status})${already}` }], `nothing waiting: ${run.id} is ${run.status}${already}; ${reading.line} by ${author.name} not taken`);
     }
@@ -209,7 +210,7 @@ export class ApprovalCommands {
     } catch (error) {
       if (error instanceof ValidationError) return tell([{ kind: 'outside', text: error.message }], `not decided: ${error.message}`);
       if (error instanceof ConflictError) {
-        const winner = lastDecider((await this.options.runs.getRun(run.id)) ?? run);
+        const winner = lastDecidedStep((await this.options.runs.getRun(run.id)) ?? run)?.approval?.by;
         const already = winner ? `already decided by ${winner.name} via ${winner.via}` : error.message;
         return tell([{ kind: 'words', text: already }], `not taken: ${already}`);
       }
@@ -250,11 +251,4 @@ export class ApprovalCommands {
 /** The step of `run` waiting for a decision, if any. */
 function waitingStep(run: Run): StepRun | undefined {
   return run.status === 'waiting' ? run.steps.find((step) => step.status === 'waiting') : undefined;
-}
-
-/** Who made the run's latest decision, if it is recorded. */
-function lastDecider(run: Run): ApprovalDecider | undefined {
-  let latest: StepRun | undefined;
-  for (const step of run.steps) if (step.approval?.by && (!latest || step.approval.at >= latest.approval!.at)) latest = step;
-  return latest?.approval?.by;
 }

@@ -3,7 +3,7 @@
 // branch, whether the token may push, whether a branch exists). Requests, authentication, errors
 // and GitHub Enterprise Server's API root are the GitHub provider's (`rest`, `apiRoot`).
 
-import type { Connection } from '../core/api';
+import type { Connection, Run } from '../core/api';
 import { quote } from '../core/errors';
 import { repositoryPattern } from '../core/github-repository';
 import { isRecord } from '../core/validate';
@@ -108,6 +108,27 @@ export function pullRequestLink(url: string, connection: Connection): string | u
   } catch {
     return undefined;
   }
+}
+
+/** A pull request a run's step opened, as words about the run show it: `link` only when the address passed `pullRequestLink`. */
+export interface RunPullRequest {
+  number: number;
+  repository: string;
+  link?: string;
+}
+
+/**
+ * The pull requests `run`'s steps opened, in step order, each with its address as a link only when
+ * it is https on the host of the step's GitHub account (`connection` finds the account by id).
+ */
+export function runPullRequests(run: Readonly<Run>, connection: (id: string | undefined) => Connection | undefined): RunPullRequest[] {
+  return run.steps.flatMap((stepRun) => {
+    if (!stepRun.pullRequest) return [];
+    const step = run.pipeline?.steps.find((candidate) => candidate.id === stepRun.id);
+    const account = step?.kind === 'pullRequest' ? connection(step.connectionId) : undefined;
+    const link = account?.kind === 'github' ? pullRequestLink(stepRun.pullRequest.url, account) : undefined;
+    return [{ number: stepRun.pullRequest.number, repository: stepRun.pullRequest.repository, ...(link ? { link } : {}) }];
+  });
 }
 
 /** The pull request client the pullRequest step is given (app.ts). */

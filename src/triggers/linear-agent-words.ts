@@ -3,7 +3,7 @@
 
 import type { Connection, Pipeline, Run, StepRun } from '../core/api';
 import { formatDuration } from '../core/runs';
-import { pullRequestLink } from './github-pulls';
+import { runPullRequests } from './github-pulls';
 import type { PlannedActivity } from './linear-agent-activities';
 
 /** Characters of a command, message or error quoted in an activity. */
@@ -59,12 +59,7 @@ export function stepOutcomeLine(step: Readonly<StepRun>): string {
  * pull requests (linked when their account is known), and the run's page when it has an address.
  */
 export function runEndLines(run: Readonly<Run>, stopped: boolean, url: string | undefined, connection: (id: string | undefined) => Connection | undefined): string[] {
-  const pulls = run.steps.flatMap((stepRun) => {
-    const step = run.pipeline?.steps.find((candidate) => candidate.id === stepRun.id);
-    const account = step?.kind === 'pullRequest' ? connection(step.connectionId) : undefined;
-    const link = stepRun.pullRequest && account?.kind === 'github' ? pullRequestLink(stepRun.pullRequest.url, account) : undefined;
-    return stepRun.pullRequest ? [link ? `[${stepRun.pullRequest.repository}#${stepRun.pullRequest.number}](${link})` : `${stepRun.pullRequest.repository}#${stepRun.pullRequest.number}`] : [];
-  });
+  const pulls = runPullRequests(run, connection).map(({ repository, number, link }) => (link ? `[${repository}#${number}](${link})` : `${repository}#${number}`));
   return [
     run.status === 'succeeded' ? `Done: **${run.pipelineName}** succeeded.`
       : run.status === 'cancelled' ? (stopped ? 'Stopped as asked: the run was cancelled.' : 'The run was cancelled.')

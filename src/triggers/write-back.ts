@@ -10,13 +10,13 @@
 // first line (which names the run) among the comments of the account's own user, so a crash never
 // makes a second comment and never takes over someone else's.
 
-import type { ApprovalDecider, Connection, Issue, Run, RunStatus, TriggerConfig, TriggerKind } from '../core/api';
+import type { ApprovalDecider, Connection, Issue, Run, RunStatus, StepRun, TriggerConfig, TriggerKind } from '../core/api';
 import { errorMessage } from '../core/errors';
 import { formatDuration, selectedLabels } from '../core/runs';
 import { setTimer } from '../core/timers';
 import type { RunLifecycleEvent, RunService } from '../engine/runs';
 import type { CommentBlock, CommentDocument, CommentInline } from './comment-text';
-import { pullRequestLink } from './github-pulls';
+import { runPullRequests, type RunPullRequest } from './github-pulls';
 import { livenessInWords, usageInWords } from './liveness-words';
 import { ProviderError, type TrackerProvider } from './provider';
 import type { TriggerStates } from './trigger-state';
@@ -105,7 +105,7 @@ export class WriteBack {
     const marks = trigger.writeBack.states ?? trigger.writeBack.labels ?? {};
     const mark = starting ? marks.started : run.status === 'succeeded' ? marks.succeeded : run.status === 'failed' || run.status === 'rejected' ? marks.failed : undefined;
     const notice = this.options.states.entry(trigger.id).file.writeBacks[run.id]?.notice;
-    const comment = trigger.writeBack.comment ? runComment(run, this.options.runUrl(run.id), this.pullRequestsOf(run), notice) : undefined;
+    const comment = trigger.writeBack.comment ? runComment(run, this.options.runUrl(run.id), runPullRequests(run, (id) => this.options.connection(id)), notice) : undefined;
     const desired: Desired = { status: run.status, ...(comment ? { comment } : {}), ...(mark ? { mark } : {}) };
     if (desired.comment === undefined && desired.mark === undefined) return;
     const job = this.jobs.get(run.id);
@@ -131,20 +131,6 @@ export class WriteBack {
     records[run.id] = { ...records[run.id], notice };
     this.options.states.changed(trigger.id);
     this.want(run, false);
-  }
-
-  /**
-   * The pull requests the run's steps opened, each with its address as a link only when it is https
-   * on the host of the step's GitHub account (the address comes from GitHub's answer).
-   */
-  private pullRequestsOf(run: Readonly<Run>): RunPullRequest[] {
-    return run.steps.flatMap((stepRun) => {
-      if (!stepRun.pullRequest) return [];
-      const step = run.pipeline?.steps.find((candidate) => candidate.id === stepRun.id);
-      const connection = step?.kind === 'pullRequest' ? this.options.connection(step.connectionId) : undefined;
-      const link = connection?.kind === 'github' ? pullRequestLink(stepRun.pullRequest.url, connection) : undefined;
-      return [{ number: stepRun.pullRequest.number, repository: stepRun.pullRequest.repository, ...(link ? { link } : {}) }];
-    });
   }
 
   /** Applies the job's latest wish until none is newer; retries failures with back-off. */
@@ -225,13 +211,6 @@ const statusWords: Record<RunStatus, string> = {
   rejected: '⊘ rejected',
 };
 
-/** A pull request of a run as its comment shows it: `link` only when the address passed the check. */
-interface RunPullRequest {
-  number: number;
-  repository: string;
-  link?: string;
-}
-
 /**
  * The comment of a run: after `Factory · run <id>`, its pipeline; the status (the waiting step and
  * its message; the duration of a finished run, the failing step's error); its pull requests; the
@@ -285,7 +264,7 @@ const decisionPlaces: Record<ApprovalDecider['via'], string> = { app: 'in Factor
  * comment are outside text; a decision in the app reads "Approved in Factory".
  */
 function latestDecision(run: Readonly<Run>): CommentInline[] | undefined {
-  const decided = run.steps.filter((step) => step.approval?.by).sort((left, right) => right.approval!.at - left.approval!.at)[0];
+  const decided = lastDecidedStep(run);
   const approval = decided?.approval;
   if (!approval?.by) return undefined;
   const parts: CommentInline[] = [{ kind: 'words', text: approval.approved ? 'Approved' : 'Rejected' }];
@@ -296,6 +275,13 @@ function latestDecision(run: Readonly<Run>): CommentInline[] | undefined {
   if (chosen.length) parts.push({ kind: 'words', text: ', choosing ' }, { kind: 'outside', text: chosen.join(', ') });
   if (approval.comment) parts.push({ kind: 'words', text: ': ' }, { kind: 'outside', text: cut(approval.comment, messageLimit) });
   return parts;
+}
+
+/** The step whose approval was decided last, by someone the run recorded (`approval.by`). */
+export function lastDecidedStep(run: Readonly<Run>): StepRun | undefined {
+  let latest: StepRun | undefined;
+  for (const step of run.steps) if (step.approval?.by && (!latest || step.approval.at >= latest.approval!.at)) latest = step;
+  return latest;
 }
 
 function cut(text: string, limit: number): string {

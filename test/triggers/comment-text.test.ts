@@ -186,6 +186,14 @@ text('the run comment: names, messages, errors and outputs are outside text', ()
   assertInertMarkdown(commentMarkdown(comment), 'run comment');
 });
 
+text('the run comment names the latest decision, whichever step made it', () => {
+  const decided = (id: string, at: number, name: string, approved: boolean) => ({ id, name: id, status: approved ? 'succeeded' : 'rejected', approval: { approved, at, by: { name, via: 'github' } } });
+  const run = { id: 'run_abc123', pipelineName: 'Gated', status: 'rejected', error: 'rejected', steps: [decided('second', 2000, 'Grace', false), decided('first', 1000, 'Ada', true)] } as never;
+  const words = commentMarkdown(runComment(run, undefined));
+  assert.match(words, /Rejected by ` Grace ` on GitHub/);
+  assert.not.match(words, /Ada/);
+});
+
 text.run();
 
 // ─── End to end: the comment each fake tracker receives ───

@@ -6,7 +6,7 @@
 import { isRecord } from '../../core/validate';
 import type { CommandSource, CommentAuthor, IssueComment } from '../command-source';
 import { text } from '../provider';
-import { ownUserId, readGithubWebhook, rest } from './github';
+import { ownUserId, pageSize, readGithubWebhook, repoOf, rest } from './github';
 import { permissionOf, writeRoles } from './github-permissions';
 
 /** A REST or webhook comment object as an IssueComment; undefined when it is not one. */
@@ -22,17 +22,17 @@ export const githubCommands: CommandSource = {
   via: 'github',
 
   readWebhook(webhook, trigger) {
-    const read = readGithubWebhook(webhook, trigger.filter?.repo ?? '');
+    const read = readGithubWebhook(webhook, repoOf(trigger));
     if ('verdict' in read || read.event !== 'issue_comment' || read.payload.action !== 'created') return undefined;
     const issue = read.payload.issue;
     if (!isRecord(issue) || 'pull_request' in issue || typeof issue.number !== 'number') return undefined;
     const comment = readComment(read.payload.comment);
-    return comment ? { issueKey: `${trigger.filter?.repo ?? ''}#${issue.number}`, comment } : undefined;
+    return comment ? { issueKey: `${repoOf(trigger)}#${issue.number}`, comment } : undefined;
   },
 
   async commentsSince(target, since, signal) {
     const number = target.issue.raw?.number;
-    const answer = await rest(target.connection, 'GET', `/repos/${target.trigger.filter?.repo ?? ''}/issues/${String(number)}/comments?since=${encodeURIComponent(since)}&per_page=100`, signal ? { signal } : {});
+    const answer = await rest(target.connection, 'GET', `/repos/${repoOf(target.trigger)}/issues/${String(number)}/comments?since=${encodeURIComponent(since)}&per_page=${pageSize}`, signal ? { signal } : {});
     if (answer.status === 404 || !Array.isArray(answer.body)) return [];
     // `since` is on the update time: a comment made before it and edited since is no new command.
     return answer.body.map(readComment).filter((comment): comment is IssueComment => comment !== undefined && Date.parse(comment.createdAt ?? '') >= Date.parse(since));
@@ -43,7 +43,7 @@ export const githubCommands: CommandSource = {
   },
 
   async mayDecide(target, author) {
-    const repository = target.trigger.filter?.repo ?? '';
+    const repository = repoOf(target.trigger);
     const login = author.handles[0] ?? '';
     const permission = await permissionOf(target.connection, repository, login);
     return writeRoles.includes(permission) ? undefined : `has no write access to ${repository} (${permission})`;

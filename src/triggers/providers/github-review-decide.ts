@@ -8,7 +8,7 @@ import { isRecord } from '../../core/validate';
 import type { RunService } from '../../engine/runs';
 import { same, text, type ObservedIssue } from '../provider';
 import { followUpKey } from '../trigger-state';
-import { ownUserId, pageSize, readAll, rest } from './github';
+import { ownUserId, pageSize, readAll, repoOf, rest } from './github';
 import { permissionOf, writeRoles } from './github-permissions';
 import { closedState, placeOf, type ReviewEvent } from './github-review-events';
 
@@ -19,10 +19,6 @@ export type PullRequestRuns = Pick<RunService, 'allRuns' | 'getRun' | 'markPullR
 
 /** Factory's pull requests come from branches named so (engine/workspace.ts). */
 const factoryBranchPrefix = 'factory/';
-
-export function repoOf(trigger: TriggerConfig): string {
-  return trigger.filter?.repo ?? '';
-}
 
 // ─── What the runs know ───
 

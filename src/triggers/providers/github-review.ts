@@ -19,8 +19,8 @@
 import { isRecord } from '../../core/validate';
 import { ProviderError, readHeader, text, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
 import { verifyGithubSignature } from '../secrets';
-import { githubProvider, readGithubWebhook } from './github';
-import { decide, factoryRunOf, repoOf, type PullRequestRuns } from './github-review-decide';
+import { githubProvider, readGithubWebhook, repoOf } from './github';
+import { decide, factoryRunOf, type PullRequestRuns } from './github-review-decide';
 import { closedState, parseEvent, type ReviewEvent } from './github-review-events';
 import { pollComments, pollCommands, pollReviews, readCursor, type ReviewCursor } from './github-review-poll';
 

@@ -130,7 +130,8 @@ export async function readAll(connection: Connection, first: string, options: { 
   return listed!; // the first page is always asked for
 }
 
-function repoOf(trigger: TriggerConfig): string {
+/** The trigger's repository, `owner/name`. */
+export function repoOf(trigger: TriggerConfig): string {
   return trigger.filter?.repo ?? '';
 }
 

@@ -7,16 +7,16 @@
 import type { Connection } from '../../core/api';
 import { isRecord } from '../../core/validate';
 import type { CommandSource, CommentAuthor, IssueComment } from '../command-source';
+import { ExpiringCache } from '../expiring-cache';
 import { ownAccount } from '../own-account';
 import { text, webhookJson } from '../provider';
 import { graphql } from './linear';
 
 type Json = Record<string, unknown>;
 
-/** How long what Linear said of a user (guest, active, email) is trusted. */
-const userCacheMs = 5 * 60_000;
 const userFields = 'id name displayName email guest active';
-const users = new Map<string, { at: number; user: Json | undefined }>();
+/** What Linear said of each user (guest, active, email), trusted 5 minutes. */
+const users = new ExpiringCache<Json | undefined>(5 * 60_000);
 
 function readAuthor(raw: unknown, fallbackId?: string): CommentAuthor | undefined {
   const user = isRecord(raw) ? raw : {};
@@ -33,16 +33,11 @@ function readComment(raw: unknown, fallbackUserId?: string): IssueComment | unde
 }
 
 /** The user as Linear has it now (kept 5 minutes per account and user); undefined when Linear knows none. */
-async function userOf(connection: Connection, id: string): Promise<Json | undefined> {
-  const key = `${connection.id}\n${id}`;
-  const now = Date.now();
-  const cached = users.get(key);
-  if (cached && now - cached.at < userCacheMs) return cached.user;
-  const data = await graphql(connection, `query FactoryCommenter($id: String!) { user(id: $id) { ${userFields} } }`, { id });
-  const user = isRecord(data.user) ? data.user : undefined;
-  if (users.size >= 1000) for (const [old, entry] of users) if (now - entry.at >= userCacheMs) users.delete(old);
-  users.set(key, { at: now, user });
-  return user;
+function userOf(connection: Connection, id: string): Promise<Json | undefined> {
+  return users.get(`${connection.id}\n${id}`, async () => {
+    const data = await graphql(connection, `query FactoryCommenter($id: String!) { user(id: $id) { ${userFields} } }`, { id });
+    return isRecord(data.user) ? data.user : undefined;
+  });
 }
 
 export const linearCommands: CommandSource = {
