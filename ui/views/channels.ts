@@ -8,7 +8,7 @@ import type { ChannelEvent, ChannelInput, ChannelKind, ChannelView } from '../..
 import { errorText, type AppContext, type ScreenFactory } from '../app';
 import { h, replace } from '../dom';
 import { confirmAction } from './dialog';
-import { DraftShelf, watchForm, type Draft } from './drafts';
+import { DraftShelf } from './drafts';
 import { checkbox } from './form';
 import { FormFields, option, resultLine, switchControl, withBusy } from './settings-form';
 
@@ -45,25 +45,17 @@ export const channelsScreen: ScreenFactory = (context) => {
   }
 
   // The editor shown, and those left with unsaved changes per channel ('new' too), shown again when opened (drafts.ts).
-  let editor: { element: HTMLElement; focus(): void } | undefined;
-  let draft: Draft | undefined;
   const shelf = new DraftShelf<{ element: HTMLElement; focus(): void }>();
 
   /** Opens a channel, a new one ('new'), or nothing; `keep` (the person switched): the editor left keeps its draft. */
   function open(id: string | undefined, keep = false): void {
-    if (keep && editor && draft && selected !== undefined) shelf.put(selected, editor, draft);
-    else draft?.forget();
     selected = id;
-    editor = draft = undefined;
     const channel = channels().find((candidate) => candidate.id === id);
-    if (id === undefined) replace(editorArea, channels().length ? h('div', { class: 'empty' }, 'Choose a channel to edit it.') : null);
+    const shown = shelf.open(id, keep, () => channelEditor(context, channel, (savedId) => open(savedId)), () => open(id));
+    if (!shown) replace(editorArea, channels().length ? h('div', { class: 'empty' }, 'Choose a channel to edit it.') : null);
     else {
-      const kept = keep ? shelf.take(id) : undefined;
-      editor = kept?.editor ?? channelEditor(context, channel, (savedId) => open(savedId));
-      draft = kept?.draft ?? watchForm(editor.element);
-      replace(editorArea, editor.element);
-      if (kept) kept.draft.showKept(() => open(id));
-      else if (!channel) editor.focus();
+      replace(editorArea, shown.editor.element);
+      if (!shown.kept && !channel) shown.editor.focus();
     }
     render();
   }

@@ -157,25 +157,35 @@ export class ScreenKeeper {
 }
 
 /**
- * Editors of a list screen kept per item while they hold a draft: switching from one trigger to
- * another keeps what was typed in the first, and opening it again shows it as it was left.
+ * The editor of a list screen (triggers, channels), and the editors left with a draft, kept per
+ * item: switching from one trigger to another keeps what was typed in the first, and opening it
+ * again shows it as it was left.
  */
-export class DraftShelf<Editor> {
+export class DraftShelf<Editor extends { element: HTMLElement }> {
   private readonly kept = new Map<string, { editor: Editor; draft: Draft }>();
+  private shown: { key: string; editor: Editor; draft: Draft } | undefined;
 
-  /** Keeps `editor` under `key` when its form holds a draft; forgets it otherwise. */
-  put(key: string, editor: Editor, draft: Draft): void {
-    if (draft.isDirty()) this.kept.set(key, { editor, draft });
-    else draft.forget();
+  /**
+   * Puts the editor of `key` in place of the one shown (none for undefined, or when `make` gives
+   * none). `keep` (the person switched): the editor left stays on the shelf while its form holds a
+   * draft, and the one kept for `key` comes back with "Unsaved changes, kept from before" (its
+   * Discard calls `discard`); else the one left is forgotten and `make` builds a new one.
+   */
+  open(key: string | undefined, keep: boolean, make: () => Editor | undefined, discard: () => void): { editor: Editor; kept: boolean } | undefined {
+    const left = this.shown;
+    this.shown = undefined;
+    if (left && keep && left.draft.isDirty()) this.kept.set(left.key, left);
+    else left?.draft.forget();
+    const kept = keep && key !== undefined ? this.kept.get(key) : undefined;
+    if (kept) this.kept.delete(key!);
+    const editor = kept?.editor ?? (key === undefined ? undefined : make());
+    if (!editor) return undefined;
+    this.shown = { key: key!, editor, draft: kept?.draft ?? watchForm(editor.element) };
+    if (kept) kept.draft.showKept(discard);
+    return { editor, kept: Boolean(kept) };
   }
 
-  /** The editor kept under `key`, taken off the shelf. */
-  take(key: string): { editor: Editor; draft: Draft } | undefined {
-    const kept = this.kept.get(key);
-    this.kept.delete(key);
-    return kept;
-  }
-
+  /** True when an editor left with a draft is kept for `key`. */
   has(key: string): boolean {
     return this.kept.has(key);
   }

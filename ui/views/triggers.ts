@@ -7,7 +7,7 @@ import type { TriggerConfig, TriggerKind } from '../../src/core/api';
 import type { ScreenFactory } from '../app';
 import { h, replace, timeElement } from '../dom';
 import { errorWords } from './error-details';
-import { DraftShelf, watchForm, type Draft } from './drafts';
+import { DraftShelf } from './drafts';
 import { isPendingDeletion } from './pending-deletions';
 import { listSearch } from './search-box';
 import { kindList, kindNames, providerForms } from './trigger-kinds';
@@ -17,7 +17,6 @@ export const triggersScreen: ScreenFactory = (context) => {
   /** The trigger in the editor: an id, 'new', or undefined (nothing open). */
   let selected: string | undefined;
   let editor: TriggerEditor | undefined;
-  let draft: Draft | undefined;
   /** Editors left with unsaved changes, per trigger ('new': the one being made), shown again when opened (drafts.ts). */
   const shelf = new DraftShelf<TriggerEditor>();
 
@@ -47,20 +46,14 @@ export const triggersScreen: ScreenFactory = (context) => {
    * (the person switched): the editor left keeps its draft, and a draft kept for `id` comes back.
    */
   function open(id: string | undefined, kind: TriggerKind = 'webhook', name = '', keep = false): void {
-    if (keep && editor && draft && selected !== undefined) shelf.put(selected, editor, draft);
-    else draft?.forget();
     selected = id;
     const trigger = triggers().find((candidate) => candidate.id === id);
-    const kept = keep && id !== undefined ? shelf.take(id) : undefined;
-    editor = kept?.editor ?? (id === undefined ? undefined : new TriggerEditor(context, trigger, { kind, name }, {
+    const shown = shelf.open(id, keep, () => new TriggerEditor(context, trigger, { kind, name }, {
       saved: (saved) => open(saved?.id),
       changeKind: (next, typed) => open('new', next, typed),
-    }));
-    draft = kept?.draft ?? (editor ? watchForm(editor.element) : undefined);
-    if (kept) {
-      editor!.update();
-      kept.draft.showKept(() => open(id));
-    }
+    }), () => open(id));
+    editor = shown?.editor;
+    if (shown?.kept) shown.editor.update();
     if (editor) replace(editorArea, editor.element);
     else replace(editorArea, triggers().length ? h('div', { class: 'empty' }, 'Choose a trigger to see its URL and its recent events.') : null);
     renderList();
