@@ -6,6 +6,9 @@
 
 import { ProviderError } from './provider';
 
+/** Items asked for per page, in every listing (the most GitHub, Linear and Jira give at once). */
+export const pageSize = 100;
+
 /**
  * Pages one listing reads at most: 100 pages of 100 issues. A trigger matching more than 10,000
  * issues would start as many runs, so it is a filter mistake or a service that pages without end;
@@ -44,7 +47,7 @@ export async function* pages<Page>(listing: Listing<Page>): AsyncGenerator<Page,
         : `${service} sent the same page of the comments on ${commentsOn} again after ${asked.size} pages, so Factory stopped looking for the run's comment; the write-back will try again`, true);
     }
     if (asked.size >= maxPagesPerPoll) {
-      const most = (maxPagesPerPoll * 100).toLocaleString('en-US');
+      const most = (maxPagesPerPoll * pageSize).toLocaleString('en-US');
       throw new ProviderError(commentsOn === undefined
         ? `${service} kept sending more pages: the poll stopped after ${maxPagesPerPoll} pages (${most} issues). Narrow the trigger's filter if it really matches that many issues`
         : `${service} kept sending more pages of the comments on ${commentsOn}: Factory stopped looking for the run's comment after ${maxPagesPerPoll} pages (${most} comments) and wrote none, rather than risk a second one`);

@@ -5,8 +5,9 @@
 
 import { isRecord } from '../../core/validate';
 import type { CommandSource, CommentAuthor, IssueComment } from '../command-source';
+import { pageSize } from '../paging';
 import { text } from '../provider';
-import { ownUserId, pageSize, readGithubWebhook, repoOf, rest } from './github';
+import { ownUserId, readGithubWebhook, repoOf, rest } from './github';
 import { permissionOf, writeRoles } from './github-permissions';
 
 /** A REST or webhook comment object as an IssueComment; undefined when it is not one. */

@@ -6,9 +6,10 @@ import type { Connection, Run, RunFollowUp, TriggerConfig } from '../../core/api
 import { quote } from '../../core/errors';
 import { isRecord } from '../../core/validate';
 import type { RunService } from '../../engine/runs';
+import { pageSize } from '../paging';
 import { same, text, type ObservedIssue } from '../provider';
 import { followUpKey } from '../trigger-state';
-import { ownUserId, pageSize, readAll, repoOf, rest } from './github';
+import { ownUserId, readAll, repoOf, rest } from './github';
 import { permissionOf, writeRoles } from './github-permissions';
 import { closedState, placeOf, type ReviewEvent } from './github-review-events';
 

@@ -4,8 +4,9 @@
 
 import type { Connection } from '../../core/api';
 import { isRecord } from '../../core/validate';
+import { pageSize } from '../paging';
 import { ProviderError, jsonValue, text } from '../provider';
-import { pageSize, readAll, rest } from './github';
+import { readAll, rest } from './github';
 import { openFactoryPulls, type PullRequestRuns } from './github-review-decide';
 import { closedState, commandOf, numberFromUrl, placeOf, userOf, type ReviewEvent } from './github-review-events';
 

@@ -14,13 +14,12 @@ import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
 import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget, type IncomingWebhook } from '../provider';
 import { commentMarkdown, isRunComment } from '../comment-text';
-import { pages } from '../paging';
+import { pageSize, pages } from '../paging';
 import { ownAccount } from '../own-account';
 import { verifyGithubSignature } from '../secrets';
 
 const defaultGithubApi = 'https://api.github.com';
 const apiVersion = '2022-11-28';
-export const pageSize = 100;
 /** An incremental poll asks for changes since the newest seen less this (clock skew). */
 const pollMarginMs = 120_000;
 const repoPattern = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
@@ -83,7 +82,7 @@ export async function rest(connection: Connection, method: string, path: string,
  * request, so a next page on another origin than the API's is refused with a ProviderError, never
  * followed, and never taken for the last page (a full poll would think it saw every issue).
  */
-export function nextPage(headers: Headers, connection: Connection): string | undefined {
+function nextPage(headers: Headers, connection: Connection): string | undefined {
   const next = /<([^>]+)>\s*;\s*rel="next"/.exec(headers.get('link') ?? '')?.[1];
   if (next === undefined) return undefined;
   const api = new URL(apiRoot(connection)).origin;
@@ -103,7 +102,7 @@ export function nextPage(headers: Headers, connection: Connection): string | und
  * with the first request only; `commentsOn` names the issue when the listing is a search for a
  * run's comment (it words the errors).
  */
-export function listPages(connection: Connection, first: string, options: { etag?: string; signal?: AbortSignal; commentsOn?: string } = {}): AsyncGenerator<Answer, void, undefined> {
+function listPages(connection: Connection, first: string, options: { etag?: string; signal?: AbortSignal; commentsOn?: string } = {}): AsyncGenerator<Answer, void, undefined> {
   const { etag, signal, commentsOn } = options;
   return pages<Answer>({
     service: 'GitHub', ...(commentsOn !== undefined ? { commentsOn } : {}),

@@ -6,6 +6,7 @@
 
 import { isRecord } from '../../core/validate';
 import type { CommandSource, CommentAuthor, IssueComment } from '../command-source';
+import { pageSize } from '../paging';
 import { text, webhookJson } from '../provider';
 import { adfToText, api, ownUser, rest } from './jira';
 
@@ -46,7 +47,7 @@ export const jiraCommands: CommandSource = {
   },
 
   async commentsSince(target, since, signal) {
-    const url = `${api(target.connection)}/issue/${encodeURIComponent(target.issue.key ?? '')}/comment?orderBy=-created&maxResults=100`;
+    const url = `${api(target.connection)}/issue/${encodeURIComponent(target.issue.key ?? '')}/comment?orderBy=-created&maxResults=${pageSize}`;
     const answer = await rest(target.connection, 'GET', url, undefined, signal);
     const comments = isRecord(answer.body) && Array.isArray(answer.body.comments) ? answer.body.comments : [];
     const after = Date.parse(since);

@@ -18,11 +18,10 @@ import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
 import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict, type WriteBackTarget } from '../provider';
 import { commentAdf, commentWikiMarkup, isRunComment } from '../comment-text';
-import { pages } from '../paging';
+import { pageSize, pages } from '../paging';
 import { ownAccount } from '../own-account';
 import { constantTimeEqual, presentedToken, verifyGithubSignature } from '../secrets';
 
-const pageSize = 100;
 /** An incremental poll asks for the minutes since the last poll began, plus these (clock skew, indexing). */
 const pollMarginMinutes = 2;
 const fields = 'summary,description,labels,priority,status,assignee,updated,created,project,issuetype';

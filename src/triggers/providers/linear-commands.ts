@@ -9,6 +9,7 @@ import { isRecord } from '../../core/validate';
 import type { CommandSource, CommentAuthor, IssueComment } from '../command-source';
 import { ExpiringCache } from '../expiring-cache';
 import { ownAccount } from '../own-account';
+import { pageSize } from '../paging';
 import { text, webhookJson } from '../provider';
 import { graphql } from './linear';
 
@@ -58,7 +59,7 @@ export const linearCommands: CommandSource = {
   async commentsSince(target, since, signal) {
     const id = text(target.issue.raw?.id) ?? target.issue.key ?? '';
     const data = await graphql(target.connection, `query FactoryCommands($id: String!, $since: DateTimeOrDuration!) {
-      issue(id: $id) { comments(first: 100, filter: { createdAt: { gt: $since } }) { nodes { id body createdAt user { ${userFields} } } } } }`, { id, since }, signal);
+      issue(id: $id) { comments(first: ${pageSize}, filter: { createdAt: { gt: $since } }) { nodes { id body createdAt user { ${userFields} } } } } }`, { id, since }, signal);
     const connection = isRecord(data.issue) && isRecord(data.issue.comments) ? data.issue.comments : {};
     const nodes = Array.isArray(connection.nodes) ? connection.nodes : [];
     return nodes.map((node) => readComment(node)).filter((comment): comment is IssueComment => comment !== undefined)

@@ -16,13 +16,12 @@ import { isRecord } from '../../core/validate';
 import { httpRequest, redactUrl, retryAfterMs } from '../../net/http';
 import { ProviderError, hasAnyOf, issueVerdict, jsonValue, readHeader, same, text, webhookJson, type ObservedIssue, type TrackerProvider, type WebhookVerdict } from '../provider';
 import { commentMarkdown, isRunComment } from '../comment-text';
-import { pages } from '../paging';
+import { pageSize, pages } from '../paging';
 import { verifyHmacSha256Hex } from '../secrets';
 
 export const defaultLinearApi = 'https://api.linear.app';
 const stateTypes = ['triage', 'backlog', 'unstarted', 'started', 'completed', 'canceled', 'duplicate'];
 const closedStateTypes = ['completed', 'canceled', 'duplicate'];
-const pageSize = 100;
 /** An incremental poll asks for changes since the cursor less this (clock skew, late indexing). */
 const pollMarginMs = 120_000;
 /** The official SDK's replay window for `webhookTimestamp`. */
