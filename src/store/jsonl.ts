@@ -61,7 +61,7 @@ const newFileMode = 0o600;
 
 /**
  * Appends records to JSON Lines files. Appends made while a file is being written, or in the same
- * tick, go out together in one write. Open files are reused and kept to a bounded number. Appends
+ * turn of the event loop, go out together in one write. Open files are reused and kept to a bounded number. Appends
  * after `close` open the files again.
  */
 export class JsonlAppender {
@@ -143,8 +143,10 @@ export class JsonlAppender {
   }
 
   async #drain(target: AppendTarget): Promise<void> {
-    // Let the rest of the current tick add its records to this write.
-    await Promise.resolve();
+    // Let the rest of this turn of the event loop add its records to this write: every request
+    // whose bytes arrived with this one reaches its append before the loop's check phase (a burst
+    // of webhooks shares one synced write instead of one alone and the rest behind it).
+    await new Promise((resolvePromise) => setImmediate(resolvePromise));
     while (target.waiters.length > 0) {
       const { lines, waiters, sync } = target;
       target.lines = [];

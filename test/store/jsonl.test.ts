@@ -167,6 +167,18 @@ jsonl('many appends in one tick become one write', async () => {
   assert.equal(records.map((record) => record.index), Array.from({ length: 1000 }, (_, index) => index));
 });
 
+jsonl('appends made by other callbacks of the same event-loop turn share the first one\'s write', async () => {
+  const path = join(folder, 'log.jsonl');
+  const { fileSystem, counts } = countingFileSystem();
+  const appender = new JsonlAppender({ fs: fileSystem });
+  // As two requests read in one poll of the sockets: the second one's callback is already queued when the first appends.
+  const second = new Promise<void>((resolve, reject) => setImmediate(() => appender.append(path, [{ request: 2 }]).then(resolve, reject)));
+  await Promise.all([appender.append(path, [{ request: 1 }]), second]);
+  assert.is(counts.writes, 1, 'one write for both');
+  await appender.close();
+  assert.equal(await readJsonLines(path), [{ request: 1 }, { request: 2 }]);
+});
+
 jsonl('appends arriving while a write is under way share the next write', async () => {
   const path = join(folder, 'log.jsonl');
   const { fileSystem, counts } = countingFileSystem();
