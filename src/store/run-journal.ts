@@ -1,9 +1,11 @@
 // The run store's creation journal (DESIGN §5, DECISIONS "New runs are made durable by a journal"):
-//   runs/journal-<n>.jsonl   one { run } line per new run, one { deleted } line per deletion
+//   runs/journal-<n>.jsonl   one { run } line per new run or newer state of a run it holds, one
+//                            { deleted } line per deletion
 //
 // A new run is durable once its line is on disk; the runs created at the same time share that
 // synced write (group commit), so a burst of webhooks costs one disk flush per batch, not two
-// fsyncs per run. Each run's own run.json is written afterwards by the run store, which asks `due`
+// fsyncs per run. Until its run.json is written, a run's newer states (`update`) go to the journal
+// the same way, the latest line of a run winning when the journals are read. Each run's own run.json is written afterwards by the run store, which asks `due`
 // for them, oldest first, once new runs pause: while a burst lasts, the disk and the CPU stay with
 // the journal. A journal is removed once every run it holds has its run.json and every deletion it
 // records is finished; after a crash, `recover` finds the runs whose run.json never landed.
@@ -75,8 +77,9 @@ export interface LoadedRuns {
 /** A run whose creation is (being) journaled and whose run.json is not written yet. */
 interface UnwrittenRun {
   run: Run;
-  /** The journal holding it. */
+  /** The journal holding its creation, and the one holding its latest state. */
   journal: number;
+  latest: number;
   /** The journal write; a run whose write failed was never created and is not written either. */
   journaled: Promise<unknown>;
 }
@@ -136,10 +139,30 @@ export class RunJournal {
     const journal = this.#number;
     const journaled = this.#append({ run });
     // Listed before the write finishes, so the journal cannot be retired under it.
-    this.#unwritten.set(run.id, { run, journal, journaled });
+    this.#unwritten.set(run.id, { run, journal, latest: journal, journaled });
     if (this.#lines >= this.#rotateLines) this.#rotate();
     this.#lastAdded = this.#clock.now();
     if (this.#idle || this.#unwritten.size >= this.#maxUnwrittenRuns) this.#wake?.();
+    return journaled;
+  }
+
+  /** True while the journal holds run `id` and its run.json is not written yet. */
+  holds(id: string): boolean {
+    return this.#unwritten.has(id);
+  }
+
+  /**
+   * Records a newer state of a run the journal holds (see `holds`; else nothing is recorded);
+   * resolves once it is durable, sharing the synced write as `add` does. Its run.json, once due, is
+   * written from the run as it is then.
+   */
+  update(run: Run): Promise<void> {
+    const entry = this.#unwritten.get(run.id);
+    if (!entry) return Promise.reject(new Error(`The journal does not hold run ${run.id}`));
+    entry.run = run;
+    entry.latest = this.#number;
+    const journaled = this.#append({ run });
+    if (this.#lines >= this.#rotateLines) this.#rotate();
     return journaled;
   }
 
@@ -168,7 +191,7 @@ export class RunJournal {
   /** Run `id`'s run.json could not be written: its journal stays, so the next start recovers it. */
   unwritable(id: string, error: unknown): void {
     const entry = this.#unwritten.get(id);
-    if (entry) this.#kept.add(entry.journal);
+    for (let number = entry?.journal ?? 1; entry && number <= entry.latest; number++) this.#kept.add(number);
     console.error(`Writing run ${id} failed: ${errorMessage(error)}; the next start recovers it from its journal`);
     this.written(id);
   }
@@ -231,7 +254,7 @@ export class RunJournal {
       if (loaded.runs.has(id) || contents.deleted.has(id) || runProblem(run, id) !== undefined) continue;
       runs.push(run as unknown as Run);
       loaded.problems.delete(id);
-      this.#unwritten.set(id, { run: run as unknown as Run, journal, journaled: Promise.resolve() });
+      this.#unwritten.set(id, { run: run as unknown as Run, journal: contents.numbers[0]!, latest: journal, journaled: Promise.resolve() });
     }
     for (const number of contents.numbers) this.#retire(number);
     this.#wake?.(); // the recovered runs are due

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import type { Run, RunStatus } from '../core/api';
 import { ValidationError, errorMessage, quote } from '../core/errors';
 import { isId } from '../core/ids';
+import { isFinished } from '../core/runs';
 import { isRecord } from '../core/validate';
 import { removeStaleTempFiles } from './atomic';
 import { CorruptFileError, readTextFile } from './json-file';
@@ -81,15 +82,25 @@ export class RunStore {
   }
 
   /**
-   * Writes runs/<id>/run.json atomically, creating the folder as needed; resolves once this state
-   * (or a newer one) is durable. Saves of one run coalesce: the run is serialised when its write
-   * starts, and only the latest state is written. An id that is not a run id rejects with
+   * Makes this state of the run durable; resolves once it (or a newer one) is. A run the journal
+   * still holds (no run.json yet, none being written) that is not finished goes on in the journal:
+   * one more line, sharing the synced write (a burst of runs reaching their approvals costs no
+   * run.json writes until it ends). Else runs/<id>/run.json is written atomically, creating the
+   * folder as needed; saves of one run coalesce: the run is serialised when its write starts, and
+   * only the latest state is written. A finished run always gets its run.json (the engine then
+   * keeps it slim and reads it from there). An id that is not a run id rejects with
    * ValidationError and touches nothing. A save for a deleted run resolves without writing.
    */
   save(run: Run): Promise<void> {
     const id: unknown = isRecord(run) ? run.id : undefined;
     if (!isId(id, 'run')) return Promise.reject(new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`));
     if (this.#deleted.has(id)) return Promise.resolve();
+    if (!isFinished(run.status) && this.#journal.holds(id) && !this.#saves.has(id)) return this.#journal.update(run);
+    return this.#saveFile(id, run);
+  }
+
+  /** Writes run.json (the rest of `save`). */
+  #saveFile(id: string, run: Run): Promise<void> {
     // A save of this run still waiting for its turn takes this state instead: one write for both.
     const waiting = this.#waitingSaves.get(id);
     if (waiting) {
@@ -127,7 +138,7 @@ export class RunStore {
   /** Writes the run.json of each new run as the journal says it is due, one at a time, until `close`. */
   async #writeNewRuns(): Promise<void> {
     for await (const run of this.#journal.due()) {
-      await this.save(run).catch((error) => this.#journal.unwritable(run.id, error));
+      await this.#saveFile(run.id, run).catch((error) => this.#journal.unwritable(run.id, error));
     }
   }
 

@@ -53,6 +53,11 @@ export class PendingWork {
     return promise;
   }
 
+  /** True while something under `key` has not settled. */
+  has(key: string): boolean {
+    return this.#pending.has(key);
+  }
+
   /**
    * Resolves once what is under `key` now has settled; what is added later is not waited for, so
    * a run that keeps logging cannot keep a reader waiting.

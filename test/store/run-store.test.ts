@@ -596,6 +596,48 @@ runStore('create resolves once the journal holds the run, before its run.json; a
   await reopened.flush(); // it writes the run.json too: not while the folder is being removed
 });
 
+runStore('a run the journal still holds saves its new states there until its run.json is due, and a crash keeps the newest', async () => {
+  const store = makeStore({ quietBeforeWritingMs: 60_000, clock: manualClock() });
+  const run = makeRun(newRunId(), { status: 'queued' });
+  await store.journal.add(run);
+  await store.save({ ...run, status: 'running' });
+  await store.save({ ...run, status: 'waiting' });
+  assert.not.ok(await exists(join(runFolder(run.id), 'run.json')), 'no run.json while new runs keep coming: the states are journal lines');
+  const reopened = makeStore({ quietBeforeWritingMs: 60_000, clock: manualClock() });
+  const { runs } = await reopened.loadAll(); // what a start after a crash right now would see
+  assert.equal(runs.map((loaded) => loaded.status), ['waiting'], 'the latest line of the run wins');
+  await store.flush();
+  assert.is((await store.read(run.id))?.status, 'waiting', 'its run.json, once due, has the latest state');
+  await reopened.flush();
+});
+
+runStore('a finished run gets its run.json at once, even while the journal holds it', async () => {
+  const store = makeStore({ quietBeforeWritingMs: 60_000, clock: manualClock() });
+  const run = makeRun(newRunId(), { status: 'running' });
+  await store.journal.add(run);
+  await store.save({ ...run, status: 'succeeded', finishedAt: run.createdAt + 1000 });
+  assert.is((await store.read(run.id))?.status, 'succeeded', 'the engine reads a finished run from its run.json');
+  await store.flush();
+});
+
+runStore('a save while the run.json is being written waits for that write, then writes its own state', async () => {
+  const files = holdingFs();
+  const clock = manualClock();
+  const store = makeStore({ writer: new FileWriter({ fs: files.fs }), quietBeforeWritingMs: 1000, clock });
+  const run = makeRun(newRunId(), { status: 'queued' });
+  await store.journal.add(run);
+  const renaming = files.hold();
+  clock.advance(1000); // the pause: the run's run.json is due, and its write waits at the rename
+  await renaming;
+  const saved = store.save({ ...run, status: 'waiting' });
+  files.release();
+  await saved;
+  await store.flush();
+  assert.is((await store.read(run.id))?.status, 'waiting', 'not the state the earlier write took');
+  const { runs } = await makeStore().loadAll();
+  assert.equal(runs.map((loaded) => loaded.status), ['waiting']);
+});
+
 runStore('new runs get their run.json from one writer at a time, oldest first', async () => {
   const files = holdingFs();
   const store = makeStore({ writer: new FileWriter({ fs: files.fs }) });
