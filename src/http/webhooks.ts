@@ -34,8 +34,13 @@ class WebhookReceiverError extends Error {
 
 /** One value per header name (Node already lower-cases names; repeated `set-cookie` is joined). */
 function singleValueHeaders(request: IncomingMessage): Record<string, string | undefined> {
-  // fromEntries defines own properties, so a header named `__proto__` stays a plain entry.
-  return Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(', ') : value]));
+  const headers: Record<string, string | undefined> = {};
+  // Node's own keys, lower-cased already; never `__proto__` (Node assigns them the same way and so drops that one).
+  for (const name of Object.keys(request.headers)) {
+    const value = request.headers[name];
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
 }
 
 /** The first value of each query parameter. */

@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ApprovalStep, ConnectionView, Step, TriggerConfig, TriggerInput } from '../../src/core/api';
 import { readApprovalAnswer } from '../../src/triggers/linear-agent-answers';
-import { FakeLinear, type FakeAgentSession } from '../fakes/linear';
+import { FakeLinear, type FakeAgentSession, type RecordedCall } from '../fakes/linear';
 import { rejects } from '../helpers/assert';
 import { startChildFactory, type ChildFactory } from '../helpers/child-factory';
 import { approval, shell, startTestFactory, type TestFactory } from '../helpers/factory';
@@ -311,10 +311,15 @@ agent('a crash while Linear takes an activity: it is sent again under the same i
     const trigger = await child.call('saveTrigger', { name: 'Agent', kind: 'linear', enabled: true, pipelineId: pipeline.id, connectionId: account.id, agent: true, webhookSecret: secret });
     const session = fake.openAgentSession(fake.addIssue({ title: 'Crash' }));
     const url = `http://127.0.0.1:${port}/hooks/${trigger.id}`;
+    // Linear takes the slow step's start but its answer never reaches Factory (held from the start:
+    // the step can start moments after the first one ends).
+    const slowStart = (call: RecordedCall) => {
+      const content = (call.variables.input as { content?: { type?: string; action?: string; result?: string } } | undefined)?.content;
+      return call.fields.includes('agentActivityCreate') && content?.type === 'action' && content.action === 'slow' && content.result === undefined;
+    };
+    fake.hold(slowStart, new Promise((resolve) => (release = resolve)));
     assert.is((await fake.deliver(url, fake.agentSessionPayload('created', session), { secret })).status, 201);
     await waitFor(() => shown(fake, session).includes('action first → Succeeded'), 10_000, 'the first step to end');
-    // Linear takes the next activity (the slow step's start) but its answer never reaches Factory.
-    fake.hold((call) => call.fields.includes('agentActivityCreate'), new Promise((resolve) => (release = resolve)));
     await waitFor(() => shown(fake, session).includes('action slow'), 10_000, 'Linear to have the slow step\'s start');
     const held = fake.agentActivities(session).at(-1)!;
     await child.kill('SIGKILL');
