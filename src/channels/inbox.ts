@@ -50,10 +50,6 @@ export class Inbox {
     return this.items.filter((item) => item.kind === 'run.waiting' && item.runId === runId && !item.read).map((item) => item.id);
   }
 
-  unreadCount(): number {
-    return this.items.reduce((count, item) => count + (item.read ? 0 : 1), 0);
-  }
-
   /** Adds an item, announces it (the `inbox` event) and persists it; resolves when written. */
   add(input: NewInboxItem): Promise<InboxItem> {
     const item: InboxItem = { id: newId('inb'), at: this.now(), kind: input.kind, title: input.title, read: false };

@@ -8,7 +8,7 @@ import type { AgentStep, StepLiveness } from '../core/api';
 import { formatDuration } from '../core/runs';
 import { LivenessTracker } from '../engine/liveness';
 import type { StepOutcome } from '../engine/steps';
-import { UsageLimitWatcher, type UsageLimitHit } from './usage-limits';
+import { UsageLimitWatcher } from './usage-limits';
 
 interface AgentWatchOptions {
   step: AgentStep;
@@ -60,11 +60,6 @@ export class AgentWatch {
   line(text: string): void {
     this.liveness.output();
     this.limits.see(text);
-  }
-
-  /** The usage limit the CLI reported, if any. */
-  get usageLimit(): UsageLimitHit | undefined {
-    return this.limits.hit;
   }
 
   /** Looks at the silence now (the timer calls it; tests may too). */

@@ -51,30 +51,6 @@ export class RunLogStore {
   }
 
   /**
-   * Appends log lines (any mix of runs, steps and attempts) to their logs; resolves once written
-   * (not fsynced). stepId '' is the setup log. If any line has a malformed runId, stepId, attempt,
-   * line, time or stream, this rejects with ValidationError and nothing is written.
-   */
-  async appendLogs(lines: readonly LogLine[]): Promise<void> {
-    const writers = new Map<string, StepLogWriter>();
-    const checked = lines.map((logLine) => {
-      if (!isRecord(logLine)) throw new ValidationError(`Cannot append the log line ${quote(logLine)}: it is not an object.`);
-      const { runId, stepId, attempt, line, ts, stream } = logLine;
-      if (typeof line !== 'string') throw new ValidationError(`Cannot append the log line ${quote(line)}: it is not text.`);
-      if (ts !== undefined && !Number.isFinite(ts)) throw new ValidationError(`Cannot append a log line with the time ${quote(ts)}: it is not a time.`);
-      if (stream !== undefined && !logStreams.has(stream)) throw new ValidationError(`Cannot append a log line to the stream ${quote(stream)}: it is not out, err or info.`);
-      const key = `${runId}/${logFileName(runId, stepId, attempt, 'append')}`;
-      return { key, logLine };
-    });
-    for (const { key, logLine } of checked) {
-      let writer = writers.get(key);
-      if (!writer) writers.set(key, (writer = this.logWriter(logLine.runId, logLine.stepId, logLine.attempt)));
-      writer.line(logLine.line, logLine.stream ?? 'out', logLine.ts);
-    }
-    await Promise.all([...writers.values()].map((writer) => writer.end()));
-  }
-
-  /**
    * A page of one attempt's log (see step-log-reader.ts `readPage`), with runId, stepId and attempt
    * filled in; logs written before this call are included. Logs of earlier versions (JSON Lines) are
    * read whole and paged here. No log: no lines. A malformed runId, stepId or attempt rejects.

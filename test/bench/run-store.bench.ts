@@ -1,8 +1,8 @@
 // What a data folder full of history costs: saving 10,000 finished runs (4 steps, short outputs, a
 // pipeline snapshot), loading them all at start-up with a fresh RunStore, and appending a million
-// log lines through appendLogs in batches of 500. Prints milliseconds, rates and memory.
+// log lines through the step log writers in batches of 500. Prints milliseconds, rates and memory.
 import { rmSync } from 'node:fs';
-import type { LogLine, Pipeline, Run, Step } from '../../src/core/api';
+import type { Pipeline, Run, Step } from '../../src/core/api';
 import { newRunId } from '../../src/core/ids';
 import { JsonlAppender } from '../../src/store/jsonl';
 import { RunStore } from '../../src/store/run-store';
@@ -89,15 +89,19 @@ try {
   console.log(`loadAll  ${loadMs.toFixed(0).padStart(6)} ms  ${Math.round(runCount / (loadMs / 1000)).toLocaleString('en').padStart(10)} runs/s  RSS ${megabytes(rssBefore)} -> ${megabytes(rssAfter)}  (next rounds: ${loadTimes.slice(1).map((ms) => ms.toFixed(0)).join(', ')} ms)`);
   console.log(`temp file sweep after loadAll (background): ${sweepMs.toFixed(0)} ms`);
 
-  // Logs: one run, a step with two attempts, 500 lines per call as the engine's batches arrive.
+  // Logs: one run, a step with two attempts, each written as the engine writes it (one writer per
+  // attempt), 500 lines at a time with a pause for the writer between batches.
   const runId = runs[0]!.id;
   const appendStarted = performance.now();
-  for (let start = 0; start < logLineCount; start += logBatchSize) {
-    const batch: LogLine[] = [];
-    for (let index = start; index < start + logBatchSize; index += 1) {
-      batch.push({ runId, stepId: 'setup', attempt: index < logLineCount / 2 ? 1 : 2, line: `npm http fetch GET 200 https://registry.npmjs.org/package-${index} 12ms`, ts: 1_700_000_000_000 + index, stream: 'out' });
+  for (const attempt of [1, 2]) {
+    const writer = writingStore.logs.logWriter(runId, 'setup', attempt);
+    for (let start = (attempt - 1) * (logLineCount / 2); start < attempt * (logLineCount / 2); start += logBatchSize) {
+      for (let index = start; index < start + logBatchSize; index += 1) {
+        writer.line(`npm http fetch GET 200 https://registry.npmjs.org/package-${index} 12ms`, 'out', 1_700_000_000_000 + index);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    await writingStore.logs.appendLogs(batch);
+    await writer.end();
   }
   await appender.close();
   const appendMs = performance.now() - appendStarted;
@@ -105,7 +109,7 @@ try {
   const readBack = (await writingStore.logs.readLog(runId, 'setup', 1, wholeLog)).lines.length + (await writingStore.logs.readLog(runId, 'setup', 2, wholeLog)).lines.length;
   const readMs = performance.now() - readStarted;
   if (readBack !== logLineCount) throw new Error(`read back ${readBack} log lines, expected ${logLineCount}`);
-  console.log(`appendLogs ${appendMs.toFixed(0).padStart(6)} ms  ${Math.round(logLineCount / (appendMs / 1000)).toLocaleString('en').padStart(10)} lines/s  (batches of ${logBatchSize}, awaited one by one)`);
+  console.log(`log writer ${appendMs.toFixed(0).padStart(6)} ms  ${Math.round(logLineCount / (appendMs / 1000)).toLocaleString('en').padStart(10)} lines/s  (batches of ${logBatchSize}, awaited one by one)`);
   console.log(`readLog    ${readMs.toFixed(0).padStart(6)} ms  ${Math.round(logLineCount / (readMs / 1000)).toLocaleString('en').padStart(10)} lines/s  RSS ${megabytes(process.memoryUsage().rss)}`);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });

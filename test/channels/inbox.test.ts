@@ -22,6 +22,11 @@ inbox.after.each(async (context) => {
   removeTempDir(context.dir);
 });
 
+/** The items not read yet, as the Inbox screen counts them. */
+function unread(box: Inbox): number {
+  return box.latest().filter((item) => !item.read).length;
+}
+
 inbox('new items are announced, listed newest first, and survive a restart', async ({ store }) => {
   const announced: InboxItem[] = [];
   const first = await Inbox.open(store, (item) => announced.push(item));
@@ -29,7 +34,7 @@ inbox('new items are announced, listed newest first, and survive a restart', asy
   await first.add({ kind: 'run.failed', title: 'Failed: Crash on save', body: 'Step `test` failed' });
   assert.equal(announced.map((item) => item.title), ['Approval needed: Review', 'Failed: Crash on save']);
   assert.equal(first.latest().map((item) => item.kind), ['run.failed', 'run.waiting']);
-  assert.is(first.unreadCount(), 2);
+  assert.is(unread(first), 2);
   await first.close();
   const second = await Inbox.open(store, () => undefined);
   assert.equal(second.latest(), first.latest());
@@ -42,15 +47,15 @@ inbox('markRead marks the given items or all, and read marks survive a restart',
   await box.add({ kind: 'run.succeeded', title: 'B' });
   await box.add({ kind: 'run.succeeded', title: 'C' });
   await box.markRead([a.id, 'inb_unknown']);
-  assert.is(box.unreadCount(), 2);
+  assert.is(unread(box), 2);
   await box.close();
   const reopened = await Inbox.open(store, () => undefined);
-  assert.is(reopened.unreadCount(), 2);
+  assert.is(unread(reopened), 2);
   await reopened.markRead();
-  assert.is(reopened.unreadCount(), 0);
+  assert.is(unread(reopened), 0);
   await rejects(reopened.markRead('all' as never), /list of inbox item ids/);
   await reopened.close();
-  assert.is((await Inbox.open(store, () => undefined)).unreadCount(), 0);
+  assert.is(unread(await Inbox.open(store, () => undefined)), 0);
 });
 
 inbox('clear empties the inbox and its file', async ({ store, dir }) => {
