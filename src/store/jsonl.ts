@@ -91,6 +91,11 @@ export class JsonlAppender {
     } catch (error) {
       return Promise.reject(error);
     }
+    return this.appendLines(path, text, options);
+  }
+
+  /** `append` for records the caller serialised: `text` is whole JSON lines, each ending in a newline. */
+  appendLines(path: string, text: string, options: AppendOptions = {}): Promise<void> {
     const target = this.#target(path);
     target.lastUsed = ++this.#clock;
     if (text !== '') target.lines.push(text);

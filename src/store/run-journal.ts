@@ -13,7 +13,7 @@
 
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Run } from '../core/api';
+import type { Pipeline, Run } from '../core/api';
 import { ValidationError, errorMessage, quote } from '../core/errors';
 import { isId } from '../core/ids';
 import { setTimer } from '../core/timers';
@@ -84,6 +84,20 @@ interface UnwrittenRun {
   journaled: Promise<unknown>;
 }
 
+/** The JSON of frozen pipeline snapshots, each shared by the runs of one pipeline version (RunService's snapshotOf). */
+const snapshotJson = new WeakMap<Pipeline, string>();
+
+/** A `{ run }` line. A frozen pipeline snapshot is serialised once, not once per run and state. */
+function runLine(run: Run): string {
+  const { pipeline } = run;
+  if (!pipeline || !Object.isFrozen(pipeline)) return `${JSON.stringify({ run })}\n`;
+  let json = snapshotJson.get(pipeline);
+  if (json === undefined) snapshotJson.set(pipeline, (json = JSON.stringify(pipeline)));
+  const { pipeline: _snapshot, ...rest } = run;
+  const head = JSON.stringify(rest);
+  return `{"run":${head.slice(0, -1)},"pipeline":${json}}}\n`;
+}
+
 export class RunJournal {
   readonly #runsDir: string;
   readonly #appender: JsonlAppender;
@@ -109,6 +123,8 @@ export class RunJournal {
   /** Removals of older journals, one after another. */
   #retiring: Promise<void> = Promise.resolve();
 
+  /** The path of the journal last asked for (the current one, nearly always). */
+  #path = { number: 0, path: '' };
   /** Set by `close`: `due` ends after the run it handed out. */
   #closed = false;
   /** When the latest run was added (by `#clock`): `due` waits for a pause. */
@@ -137,7 +153,7 @@ export class RunJournal {
     const id: unknown = isRecord(run) ? run.id : undefined;
     if (!isId(id, 'run')) return Promise.reject(new ValidationError(`Cannot save a run with the id ${quote(id)}: it is not a run id.`));
     const journal = this.#number;
-    const journaled = this.#append({ run });
+    const journaled = this.#append(runLine(run));
     // Listed before the write finishes, so the journal cannot be retired under it.
     this.#unwritten.set(run.id, { run, journal, latest: journal, journaled });
     if (this.#lines >= this.#rotateLines) this.#rotate();
@@ -161,7 +177,7 @@ export class RunJournal {
     if (!entry) return Promise.reject(new Error(`The journal does not hold run ${run.id}`));
     entry.run = run;
     entry.latest = this.#number;
-    const journaled = this.#append({ run });
+    const journaled = this.#append(runLine(run));
     if (this.#lines >= this.#rotateLines) this.#rotate();
     return journaled;
   }
@@ -172,7 +188,7 @@ export class RunJournal {
    * and the journal holding it stays until the folder is gone.
    */
   recordDeletion(id: string, removeFolder: () => Promise<void>): Promise<void> {
-    const deletion = this.#append({ deleted: id }).then(async () => {
+    const deletion = this.#append(`${JSON.stringify({ deleted: id })}\n`).then(async () => {
       await removeFolder();
       this.written(id);
     });
@@ -288,10 +304,10 @@ export class RunJournal {
    * journal also makes the new file's name durable (a runs/ folder sync), and every record waits
    * for that.
    */
-  async #append(record: object): Promise<void> {
+  async #append(line: string): Promise<void> {
     const number = this.#number;
     this.#lines += 1;
-    await this.#appender.append(this.#file(number), [record], { sync: true });
+    await this.#appender.appendLines(this.#file(number), line, { sync: true });
     // The file exists now; its name is durable once a folder sync started after this point ends.
     while (this.#durableNumber < number) {
       this.#syncingFolder ??= syncFolder(this.#runsDir)
@@ -360,6 +376,7 @@ export class RunJournal {
   }
 
   #file(number: number): string {
-    return join(this.#runsDir, `journal-${number}.jsonl`);
+    if (this.#path.number !== number) this.#path = { number, path: join(this.#runsDir, `journal-${number}.jsonl`) };
+    return this.#path.path;
   }
 }

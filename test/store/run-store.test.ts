@@ -2,7 +2,7 @@ import * as fs from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { LogLine, Run } from '../../src/core/api';
+import type { LogLine, Pipeline, Run, Step } from '../../src/core/api';
 import { ValidationError } from '../../src/core/errors';
 import { newRunId } from '../../src/core/ids';
 import type { AtomicFileSystem } from '../../src/store/atomic';
@@ -598,6 +598,23 @@ runStore('create resolves once the journal holds the run, before its run.json; a
   files.release();
   await store.flush();
   await reopened.flush(); // it writes the run.json too: not while the folder is being removed
+});
+
+runStore('runs sharing a frozen pipeline snapshot come back whole from the journal, each state as it was', async () => {
+  // Frozen throughout, as the engine's snapshots are.
+  const step: Step = Object.freeze({ id: 'build', name: 'Build', kind: 'shell', command: 'make "x"\n' });
+  const snapshot: Pipeline = Object.freeze({
+    id: 'pl_0123456789abcdef', projectId: 'prj_0123456789abcdef', name: 'Build', variables: Object.freeze({ branch: 'main' }),
+    steps: Object.freeze([step]) as Step[], createdAt: 1, updatedAt: 2,
+  });
+  const store = makeStore({ quietBeforeWritingMs: 60_000, clock: manualClock() });
+  const first = makeRun(newRunId(), { status: 'queued', pipeline: snapshot });
+  const second = makeRun(newRunId(), { status: 'queued', pipeline: snapshot });
+  await Promise.all([store.journal.add(first), store.journal.add(second)]);
+  await store.save({ ...second, status: 'waiting' });
+  const { runs } = await makeStore({ quietBeforeWritingMs: 60_000, clock: manualClock() }).loadAll();
+  assert.equal(runs, [first, { ...second, status: 'waiting' }]);
+  await store.flush();
 });
 
 runStore('a run the journal still holds saves its new states there until its run.json is due, and a crash keeps the newest', async () => {
