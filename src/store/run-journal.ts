@@ -207,7 +207,7 @@ export class RunJournal {
   /** Run `id`'s run.json could not be written: its journal stays, so the next start recovers it. */
   unwritable(id: string, error: unknown): void {
     const entry = this.#unwritten.get(id);
-    for (let number = entry?.journal ?? 1; entry && number <= entry.latest; number++) this.#kept.add(number);
+    if (entry) for (let number = entry.journal; number <= entry.latest; number++) this.#kept.add(number);
     console.error(`Writing run ${id} failed: ${errorMessage(error)}; the next start recovers it from its journal`);
     this.written(id);
   }

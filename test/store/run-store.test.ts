@@ -746,17 +746,22 @@ runStore('close does not wait for the run.json files still to be written; the ne
   assert.equal(await journals(), []);
 });
 
-runStore('a run whose run.json cannot be written keeps its journal, and the next start recovers it', async () => {
-  let failFor = '';
-  const failing: AtomicFileSystem = {
+/** The real file system, except that making the run.json of run `id()` appear fails (EIO). */
+function renameFailsFor(id: () => string): AtomicFileSystem {
+  return {
     open: (path, flags, mode) => fs.open(path, flags, mode),
     unlink: (path) => fs.unlink(path),
     stat: (path) => fs.stat(path),
     async rename(oldPath, newPath) {
-      if (failFor && newPath.includes(failFor)) throw Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' });
+      if (id() && newPath.includes(id())) throw Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' });
       await fs.rename(oldPath, newPath);
     },
   };
+}
+
+runStore('a run whose run.json cannot be written keeps its journal, and the next start recovers it', async () => {
+  let failFor = '';
+  const failing = renameFailsFor(() => failFor);
   const store = makeStore({ writer: new FileWriter({ fs: failing }), rotateLines: 2 });
   const [lost, other, later] = [makeRun(), makeRun(), makeRun()];
   failFor = lost.id;
@@ -779,6 +784,27 @@ runStore('a run whose run.json cannot be written keeps its journal, and the next
   await reopened.flush();
   assert.equal(await reopened.read(lost.id), lost);
   assert.equal(await journals(), [], 'both journals go once the run is written');
+});
+
+runStore('a run whose run.json cannot be written keeps every journal holding its states, so the next start has the newest', async () => {
+  let failFor = '';
+  const failing = renameFailsFor(() => failFor);
+  const store = makeStore({ writer: new FileWriter({ fs: failing }), rotateLines: 2, quietBeforeWritingMs: 60_000, clock: manualClock() });
+  const [lost, other, later] = [makeRun(newRunId(), { status: 'queued' }), makeRun(), makeRun()];
+  failFor = lost.id;
+  const originalError = console.error;
+  console.error = () => {};
+  try {
+    await store.journal.add(lost);
+    await store.journal.add(other); // journal 1 is full
+    await store.save({ ...lost, status: 'waiting' }); // its newest state, in journal 2
+    await store.journal.add(later); // journal 2 is full too, and goes once its runs are written
+    await store.flush();
+  } finally {
+    console.error = originalError;
+  }
+  const { runs } = await makeStore().loadAll();
+  assert.equal(runs.find((run) => run.id === lost.id)?.status, 'waiting', 'not the state its first journal holds');
 });
 
 runStore.run();
