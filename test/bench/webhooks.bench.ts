@@ -52,7 +52,8 @@ async function hooks(kind: 'queued' | 'approval'): Promise<Load> {
 // processes' disk writes), so each ratio compares figures taken moments apart, and the median is
 // the figure to read (single rounds on a quiet 2-core machine swing from 0.55 to 0.83, so three
 // gave a median that moved by 0.1 from run to run).
-const rounds = 5;
+// BENCH_ROUNDS=1 gives one round (for interleaving two builds by hand).
+const rounds = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS)) || 5);
 const goals = { queued: 0.7, approval: 0.5 } as const;
 const p99Goal = 25;
 const kinds = (['queued', 'approval'] as const).filter((kind) => !only || only === kind);
