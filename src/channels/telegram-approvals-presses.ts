@@ -5,7 +5,7 @@
 import type { Channel, StepApproval } from '../core/api';
 import { ConflictError, NotFoundError, ValidationError, errorMessage } from '../core/errors';
 import { isRecord } from '../core/validate';
-import { isApprover, whoDecided, type PromptAction, type TelegramPrompt, type TelegramUser } from './telegram-prompts';
+import { isApprover, whoDecided, withdrawnAnswer, withdrawnLine, type PromptAction, type TelegramPrompt, type TelegramUser } from './telegram-prompts';
 
 /** True when the press came from the prompt's own message in the prompt's own chat. */
 export function onMessage(prompt: TelegramPrompt, message: unknown): boolean {
@@ -16,6 +16,7 @@ export function onMessage(prompt: TelegramPrompt, message: unknown): boolean {
 /** Why a press from `from` on `channel` is not taken for `prompt`; undefined when it is. */
 export function refusePress(channel: Channel, prompt: TelegramPrompt, action: PromptAction, from: TelegramUser | undefined): string | undefined {
   if (!isApprover(channel.approvers, from)) return 'Not allowed: only the approvers of this Factory channel can decide.';
+  if (prompt.outcome === withdrawnLine) return withdrawnAnswer;
   if (prompt.outcome) return `Already decided: ${plain(prompt.outcome)}`;
   const mode = prompt.choices?.mode;
   const known = (option: string) => prompt.choices !== undefined && Number(option) <= prompt.choices.options.length;

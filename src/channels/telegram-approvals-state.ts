@@ -1,11 +1,12 @@
 // What telegram.json keeps for Telegram approvals, and how it is read back: per bot (botKey), the
 // offset of the next getUpdates; per sent approval message, its prompt (see telegram-prompts.ts).
+// Also which channels take approvals, and the withdrawal of the buttons of those that stop.
 
 import { createHash } from 'node:crypto';
 import type { Channel } from '../core/api';
 import { isRecord } from '../core/validate';
 import { botApiBase } from './telegram-bot-api';
-import { isPromptToken, type TelegramPrompt } from './telegram-prompts';
+import { isPromptToken, withdrawnLine, type TelegramPrompt } from './telegram-prompts';
 
 /** Prompts kept after their decision was shown (so a late press still hears "already decided"). */
 const shownPromptLimit = 1000;
@@ -49,4 +50,23 @@ export function unshownPrompts(state: TelegramState): string[] {
 export function pruneShownPrompts(state: TelegramState): void {
   const shown = Object.entries(state.prompts).filter(([, prompt]) => prompt.shown).sort(([, a], [, b]) => a.sentAt - b.sentAt);
   for (const [token] of shown.slice(0, Math.max(0, shown.length - shownPromptLimit))) delete state.prompts[token];
+}
+
+/** True for an enabled Telegram channel whose approval notices carry buttons. */
+export function takesApprovals(channel: Channel): boolean {
+  return channel.kind === 'telegram' && channel.enabled && channel.approvals === true && typeof channel.token === 'string' && channel.token !== '';
+}
+
+/**
+ * Gives the waiting prompts of channels that no longer take approvals (switched off, disabled,
+ * removed) the withdrawn outcome; returns their tokens, whose messages are to be edited to show it.
+ */
+export function withdrawPrompts(state: TelegramState, channels: readonly Channel[]): string[] {
+  return unshownPrompts(state).filter((token) => {
+    const prompt = state.prompts[token]!;
+    const channel = channels.find((candidate) => candidate.id === prompt.channelId);
+    if (prompt.outcome || (channel && takesApprovals(channel))) return false;
+    prompt.outcome = withdrawnLine;
+    return true;
+  });
 }

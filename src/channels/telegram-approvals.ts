@@ -3,6 +3,7 @@
 // the presses (getUpdates, no public address needed), takes a press only from the channel's
 // `approvers`, decides through RunService.approveStep (first answer wins), answers every press,
 // and edits the message to show the decision, whichever surface made it (the run's change event).
+// A channel that stops taking approvals has its waiting messages' buttons withdrawn.
 //
 // Durable in telegram.json: per bot, the next update offset (so a restart neither replays nor
 // loses a press); per sent message, its prompt (run, step, chat, message; see telegram-prompts.ts).
@@ -23,11 +24,11 @@ import type { Inbox } from './inbox';
 import { telegramPayload, type Notice } from './message';
 import type { SendResult } from './senders';
 import { callBotApi, TelegramError, type BotCallOptions } from './telegram-bot-api';
-import { botKey, pruneShownPrompts, readState, unshownPrompts, type TelegramState } from './telegram-approvals-state';
+import { botKey, pruneShownPrompts, readState, takesApprovals, unshownPrompts, withdrawPrompts, type TelegramState } from './telegram-approvals-state';
 import { decisionRefusal, onMessage, refusePress } from './telegram-approvals-presses';
 import { failure, hostOf, pollFailure, webhookWords } from './telegram-approvals-words';
 import {
-  decidedText, deciderOf, outcomeLine, parseCallbackData, promptKeyboard, promptText,
+  decidedText, deciderOf, outcomeLine, parseCallbackData, promptKeyboard, promptText, withdrawnAnswer,
   type TelegramPrompt, type TelegramUser,
 } from './telegram-prompts';
 
@@ -170,10 +171,16 @@ export class TelegramApprovals {
 
   // ─── Polling ───
 
-  /** One poll per bot of the enabled approval channels; polls of bots no longer used stop. */
+  /**
+   * One poll per bot of the enabled approval channels; polls of bots no longer used stop. The
+   * waiting prompts of a channel that no longer takes approvals (switched off, disabled, removed)
+   * lose their buttons, which would decide nothing now.
+   */
   private reconcile(): void {
     if (this.stopped || !this.engine) return;
-    const wanted = new Set(this.options.config.current.channels.filter(takesApprovals).map(botKey));
+    const { channels } = this.options.config.current;
+    for (const token of withdrawPrompts(this.state, channels)) this.settle(token);
+    const wanted = new Set(channels.filter(takesApprovals).map(botKey));
     for (const [key, poller] of this.pollers) {
       if (wanted.has(key)) continue;
       poller.controller.abort();
@@ -270,7 +277,9 @@ export class TelegramApprovals {
     const prompt = parsed && Object.hasOwn(this.state.prompts, parsed.token) ? this.state.prompts[parsed.token] : undefined;
     const channel = prompt && this.channelsOf(key).find((candidate) => candidate.id === prompt.channelId);
     // A token Factory never sent, a prompt of another bot, or data pressed on another message: forged.
-    if (!parsed || !prompt || !channel || !onMessage(prompt, query.message)) return answer('Not allowed: this button is not one Factory sent on this message.');
+    if (!parsed || !prompt || !onMessage(prompt, query.message)) return answer('Not allowed: this button is not one Factory sent on this message.');
+    // Factory's own button, on a channel switched off or removed since (its buttons are withdrawn).
+    if (!channel) return answer(withdrawnAnswer);
     const from = isRecord(query.from) ? (query.from as unknown as TelegramUser) : undefined;
     const refused = refusePress(channel, prompt, parsed.action, from);
     if (refused) return answer(refused, channel);
@@ -387,9 +396,4 @@ export class TelegramApprovals {
   private callOptions(extra: BotCallOptions = {}): BotCallOptions {
     return { ...(this.options.fetch ? { fetch: this.options.fetch } : {}), now: this.now, ...extra };
   }
-}
-
-/** True for an enabled Telegram channel whose approval notices carry buttons. */
-function takesApprovals(channel: Channel): boolean {
-  return channel.kind === 'telegram' && channel.enabled && channel.approvals === true && typeof channel.token === 'string' && channel.token !== '';
 }

@@ -150,6 +150,12 @@ export function whoDecided(by: ApprovalDecider | undefined): string {
   return by ? `${by.name} via ${viaWords[by.via] ?? by.via}` : 'someone';
 }
 
+/** The line that replaces the buttons of a prompt whose channel stopped taking approvals from Telegram. */
+export const withdrawnLine = 'Buttons withdrawn: this channel no longer takes approvals from Telegram. Decide in the app.';
+
+/** The answer to a press on such a prompt. */
+export const withdrawnAnswer = 'Not taken: this channel no longer takes approvals from Telegram. Decide in the app.';
+
 /**
  * The line that replaces a prompt's buttons once its step stopped waiting, from the run as it is
  * now: "✅ Approved by Ada via Telegram: Ship it", "❌ Rejected by You via the app — needs tests",

@@ -154,6 +154,30 @@ telegram('multiple choices: options toggle, Approve selected decides with them',
   assert.equal(finished.steps[0]!.approval?.selected, ['1', '3']);
 });
 
+telegram('switching a channel’s approvals off withdraws its buttons and a press on them is told so; a channel of the same bot keeps deciding', async ({ factory, fake }) => {
+  await factory.api.saveChannel(channelInput(fake));
+  const team = await factory.api.saveChannel(channelInput(fake, { name: 'Team', chatId: '5151' }));
+  const run = await waitingRun(factory);
+  await prompt(fake, 2);
+  const messages = [...fake.messages.values()];
+  const phone = messages.find((message) => message.chat.id === 4242)!;
+  const teamMessage = messages.find((message) => message.chat.id === 5151)!;
+  const teamApprove = teamMessage.reply_markup!.inline_keyboard[0]![0]!.callback_data;
+  await factory.api.saveChannel({ ...channelInput(fake, { name: 'Team', chatId: '5151' }), id: team.id, token: '', approvals: false });
+  await waitFor(() => !fake.messages.get(teamMessage.message_id)!.reply_markup, 5000, 'the team’s buttons to go');
+  assert.match(fake.messages.get(teamMessage.message_id)!.text, /Dark mode[\s\S]*\n\nButtons withdrawn: this channel no longer takes approvals from Telegram\. Decide in the app\.$/);
+  assert.ok(fake.messages.get(phone.message_id)!.reply_markup, 'the other channel keeps its buttons');
+  // A press that was on its way (the old button's data, on the team's message): told, not taken.
+  const late = fake.press(teamMessage.message_id, undefined, ada, teamApprove);
+  assert.is(await answered(fake, late.callbackId), 'Not taken: this channel no longer takes approvals from Telegram. Decide in the app.');
+  assert.is((await factory.api.getRun(run.id))!.status, 'waiting');
+  const press = fake.press(phone.message_id, 'Approve', ada);
+  assert.is(await answered(fake, press.callbackId), 'Approved');
+  await factory.waitForRun(run.id, ['succeeded']);
+  await waitFor(() => !fake.messages.get(phone.message_id)!.reply_markup, 5000, 'the phone’s message to show the decision');
+  assert.match(fake.messages.get(teamMessage.message_id)!.text, /Buttons withdrawn/, 'a withdrawn message is left as it is');
+});
+
 telegram('a bot with a webhook is an error in words: testChannel says so, and so does the channel', async ({ factory, fake }) => {
   fake.webhookUrl = 'https://bots.example.com/hook/secret-path';
   const tested = await factory.api.testChannel(channelInput(fake));
