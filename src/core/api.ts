@@ -650,7 +650,7 @@ export interface InboxItem {
   id: string;
   at: number;
   /** A channel event, a channel that could not deliver, an agent step that printed nothing for its stall time, or one that spent 80% of a cap. */
-  kind: ChannelEvent | 'channel.error' | 'step.stalled' | 'step.budget';
+  kind: ChannelEvent | 'channel.error' | 'step.stalled' | 'step.budget' | 'step.rateLimited';
   title: string;
   body?: string;
   runId?: string;

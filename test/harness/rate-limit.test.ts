@@ -9,7 +9,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AgentStep, Run } from '../../src/core/api';
 import { readClockTime, UsageLimitWatcher } from '../../src/harness/usage-limits';
-import { decideRateLimitWait, firstBackoffMs, longestBackoffMs, maxRateLimitWaitMs } from '../../src/engine/rate-limit-waits';
+import { clockWords, decideRateLimitWait, firstBackoffMs, longestBackoffMs, maxRateLimitWaitMs } from '../../src/engine/rate-limit-waits';
+import { Notices } from '../../src/channels/notices';
+import type { NewInboxItem } from '../../src/channels/inbox';
+import type { InboxItem } from '../../src/core/api';
 import { startTestFactory, type TestFactory } from '../helpers/factory';
 import { makeTempDir, removeTempDir } from '../helpers/temp';
 
@@ -148,6 +151,25 @@ waits('24 hours after the first wait the step fails in words (injected clock)', 
 
 // ─── Through the engine ───
 
+waits('the inbox hears of a step’s waits in a row once, and of a later attempt’s wait again; channels are not told', () => {
+  const items: NewInboxItem[] = [];
+  const notified: string[] = [];
+  const notices = new Notices(
+    { add: async (item) => (items.push(item), item as InboxItem), markRead: async () => undefined, unreadApprovals: () => [] },
+    { wants: () => true, notify: (kind) => void notified.push(kind) },
+    () => undefined,
+  );
+  const run = { id: 'run_1', pipelineName: 'Fix', issue: { title: 'Dark mode', key: 'UI-7' } } as Run;
+  const step = (attempt: number, livenessSince: number, resumeAt: number) => ({ id: 'fix', name: 'fix', kind: 'agent', status: 'waiting', attempt, liveness: 'rateLimited', livenessSince, resumeAt }) as Run['steps'][number];
+  notices.runEvent({ type: 'step-liveness', run, step: step(1, morning, morning + 60_000) });
+  notices.runEvent({ type: 'step-liveness', run, step: step(1, morning, morning + 180_000) });
+  notices.runEvent({ type: 'step-liveness', run, step: { ...step(1, morning, morning), liveness: 'stalled' } });
+  notices.runEvent({ type: 'step-liveness', run, step: step(2, morning + 600_000, morning + 660_000) });
+  assert.equal(items.map((item) => item.kind), ['step.rateLimited', 'step.rateLimited']);
+  assert.match(items[0]!.body!, /^Fix · Dark mode \(UI-7\)\nThe agent reached the model provider's usage limit\. The step goes on by itself at /);
+  assert.equal(notified, []);
+});
+
 const engine = suite<{ factory: TestFactory; dir: string; argsFile: string }>('rate-limited steps');
 
 engine.before.each(async (context) => {
@@ -214,6 +236,10 @@ engine('Codex: approveStep on the waiting step resumes now with exec … resume 
   const waiting = await waitingRun(factory, id);
   const resumeAt = waiting.steps[0]!.resumeAt!;
   assert.ok(resumeAt > Date.now() + 7000_000 && resumeAt <= Date.now() + 7200_000, 'the "Try again at" time, read to the minute');
+  const told = (await factory.api.snapshot()).inbox.filter((item) => item.kind === 'step.rateLimited');
+  assert.is(told.length, 1, 'one inbox item says the step waits');
+  assert.equal({ title: told[0]!.title, runId: told[0]!.runId }, { title: 'Step fix waits for the usage limit', runId: id });
+  assert.ok(told[0]!.body?.includes(`goes on by itself at ${clockWords(resumeAt)}`), told[0]!.body);
   await factory.api.approveStep(id, 'fix', true);
   const done = await factory.waitForRun(id, ['succeeded', 'failed']);
   assert.is(done.status, 'succeeded', done.error);

@@ -23,12 +23,13 @@ const kindGlyphs: Record<InboxItem['kind'], { glyph: string; label: string; clas
   'channel.error': { glyph: '⚠', label: 'Channel could not deliver', className: 'status-failed' },
   'step.stalled': { glyph: '◔', label: 'Agent step stalled', className: 'status-waiting' },
   'step.budget': { glyph: '$', label: 'Agent step near its budget', className: 'status-waiting' },
+  'step.rateLimited': { glyph: '⏸', label: 'Agent step waits for its usage limit', className: 'status-waiting' },
 };
 
 /** The filters by kind: a name and the kinds it shows (none: every kind). */
 const kindFilters: [name: string, kinds: InboxItem['kind'][]][] = [
   ['All', []], ['Approvals', ['run.waiting']], ['Failed', ['run.failed']], ['Succeeded', ['run.succeeded']],
-  ['Problems', ['trigger.error', 'channel.error', 'step.stalled', 'step.budget']],
+  ['Problems', ['trigger.error', 'channel.error', 'step.stalled', 'step.budget', 'step.rateLimited']],
 ];
 /** Kept while the app runs, like the Runs filters. */
 let shownFilter = 'All';
