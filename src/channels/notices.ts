@@ -60,12 +60,12 @@ export class Notices {
     if (this.rateLimitWaits.has(waits)) return;
     this.rateLimitWaits.add(waits);
     if (this.rateLimitWaits.size > 1000) this.rateLimitWaits.delete(this.rateLimitWaits.values().next().value!);
-    const body = `${run.pipelineName}${run.issue ? ` · ${describe(run)}` : ''}\nThe agent reached the model provider's usage limit. The step goes on by itself at ${clockWords(step.resumeAt)}; the run's Resume now goes on at once, Stop waiting fails it.`;
+    const body = `${heading(run)}\nThe agent reached the model provider's usage limit. The step goes on by itself at ${clockWords(step.resumeAt)}; the run's Resume now goes on at once, Stop waiting fails it.`;
     this.add({ kind: 'step.rateLimited', title: `Step ${step.name} waits for the usage limit`, body, runId: run.id });
   }
 
   private runNotice(run: Readonly<Run>, kind: ChannelEvent, title: string, body?: string): void {
-    const text = [`${run.pipelineName}${run.issue ? ` · ${describe(run)}` : ''}`, body].filter(Boolean).join('\n');
+    const text = [heading(run), body].filter(Boolean).join('\n');
     this.add({ kind, title, body: text, runId: run.id });
     if (this.channels.wants(kind)) this.channels.notify(kind, noticeForRun(run as Run, kind, this.runUrl(run.id)));
   }
@@ -73,6 +73,11 @@ export class Notices {
   private add(item: NewInboxItem): void {
     this.inbox.add(item).catch((error) => console.error(`Inbox: ${errorMessage(error)}`));
   }
+}
+
+/** An item's first line: the pipeline, and the issue when there is one. */
+function heading(run: Readonly<Run>): string {
+  return `${run.pipelineName}${run.issue ? ` · ${describe(run)}` : ''}`;
 }
 
 function describe(run: Readonly<Run>): string {
