@@ -14,7 +14,7 @@ import { Notices } from '../../src/channels/notices';
 import type { NewInboxItem } from '../../src/channels/inbox';
 import type { InboxItem } from '../../src/core/api';
 import { startTestFactory, type TestFactory } from '../helpers/factory';
-import { makeTempDir, removeTempDir } from '../helpers/temp';
+import { makeTempDir, removeTempDir, waitFor } from '../helpers/temp';
 
 const fakes = resolve('test/fakes/bin');
 process.env.PATH = `${fakes}:${process.env.PATH}`;
@@ -149,8 +149,6 @@ waits('24 hours after the first wait the step fails in words (injected clock)', 
   assert.match((far as { error: string }).error, /^Claude Code hit the model's usage limit \(You've hit your weekly limit\); it resets .+, more than 24 hours away, so the step stopped waiting: retry the run after that$/);
 });
 
-// ─── Through the engine ───
-
 waits('the inbox hears of a step’s waits in a row once, and of a later attempt’s wait again; channels are not told', () => {
   const items: NewInboxItem[] = [];
   const notified: string[] = [];
@@ -169,6 +167,8 @@ waits('the inbox hears of a step’s waits in a row once, and of a later attempt
   assert.match(items[0]!.body!, /^Fix · Dark mode \(UI-7\)\nThe agent reached the model provider's usage limit\. The step goes on by itself at /);
   assert.equal(notified, []);
 });
+
+// ─── Through the engine ───
 
 const engine = suite<{ factory: TestFactory; dir: string; argsFile: string }>('rate-limited steps');
 
@@ -236,7 +236,8 @@ engine('Codex: approveStep on the waiting step resumes now with exec … resume 
   const waiting = await waitingRun(factory, id);
   const resumeAt = waiting.steps[0]!.resumeAt!;
   assert.ok(resumeAt > Date.now() + 7000_000 && resumeAt <= Date.now() + 7200_000, 'the "Try again at" time, read to the minute');
-  const told = (await factory.api.snapshot()).inbox.filter((item) => item.kind === 'step.rateLimited');
+  let told: InboxItem[] = [];
+  await waitFor(async () => (told = (await factory.api.snapshot()).inbox.filter((item) => item.kind === 'step.rateLimited')).length > 0, 5000, 'the inbox item');
   assert.is(told.length, 1, 'one inbox item says the step waits');
   assert.equal({ title: told[0]!.title, runId: told[0]!.runId }, { title: 'Step fix waits for the usage limit', runId: id });
   assert.ok(told[0]!.body?.includes(`goes on by itself at ${clockWords(resumeAt)}`), told[0]!.body);
